@@ -1,0 +1,9 @@
+"""Scoring, runs and results app."""
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class ScoringConfig(AppConfig):
+    name = "scoring"
+    default_auto_field = "django.db.models.BigAutoField"
