@@ -1,0 +1,173 @@
+"""Gold call lists and the canonical hash (tools.md §6–§8; §9 cases 54 and 55)."""
+from __future__ import annotations
+
+import copy
+import json
+from decimal import Decimal
+
+import pytest
+
+from scenarios.data_root import dataset_index, expected_db, initial_db
+from scenarios.domains.eva_airline.gold import gold_calls, gold_eva_ids
+from scenarios.domains.eva_airline.tools import (
+    TOOL_NAMES, WRITE_TOOL_NAMES, ToolSession, execute_tool, result_status, tool_schemas,
+)
+from scoring.canonical import db_hash
+
+NO_WRITE_IDS = ("5.2.5", "7.1.1", "7.2.2", "7.2.8", "7.3.1", "7.4.1")
+ALL_IDS = sorted(dataset_index())
+
+
+def replay(eva_id: str) -> ToolSession:
+    session = ToolSession(initial_db(eva_id))
+    for call in gold_calls(eva_id):
+        result = execute_tool(session, call["tool"], call["params"])
+        assert result_status(result) == ("success", None), (eva_id, call, result)
+    return session
+
+
+def test_gold_covers_every_scenario() -> None:
+    assert sorted(gold_eva_ids()) == ALL_IDS and len(ALL_IDS) == 50
+    with pytest.raises(KeyError):
+        gold_calls("9.9.9")
+
+
+@pytest.mark.parametrize("eva_id", ALL_IDS)
+def test_case_55_gold_replay_matches_gold_hash(eva_id: str) -> None:
+    calls = gold_calls(eva_id)
+    assert calls[-1] == {"tool": "end_conversation", "params": {}}
+    assert all(call["tool"] in TOOL_NAMES for call in calls)
+    session = replay(eva_id)
+    assert session.end_requested is True
+    assert db_hash(session.db) == db_hash(expected_db(eva_id))
+    written = [call["tool"] for call in calls if call["tool"] in WRITE_TOOL_NAMES]
+    assert [action["action_type"] for action in session.actions] == written
+
+
+@pytest.mark.parametrize("eva_id", NO_WRITE_IDS)
+def test_no_write_scenarios(eva_id: str) -> None:
+    assert db_hash(expected_db(eva_id)) == db_hash(initial_db(eva_id))
+    assert not [call for call in gold_calls(eva_id) if call["tool"] in WRITE_TOOL_NAMES]
+    if eva_id in ("7.1.1", "7.4.1"):  # the agent must not authenticate there
+        assert not [call for call in gold_calls(eva_id) if call["tool"] == "get_reservation"]
+
+
+def test_reads_come_first_and_authenticate() -> None:
+    for eva_id in ALL_IDS:
+        calls = gold_calls(eva_id)
+        if eva_id in ("7.1.1", "7.4.1"):
+            continue
+        first = calls[0]
+        conf = next(iter(initial_db(eva_id)["reservations"]))
+        assert first["tool"] == "get_reservation" and first["params"]["confirmation_number"] == conf
+
+
+def test_gold_calls_returns_a_copy() -> None:
+    gold_calls("1.1.2")[0]["params"]["confirmation_number"] = "XXXXXX"
+    assert gold_calls("1.1.2")[0]["params"]["confirmation_number"] == "ZK3FFW"
+
+
+def test_gold_session_marker_matches_gold_file() -> None:
+    session = replay("1.1.2")
+    assert session.db["session"] == expected_db("1.1.2")["session"]
+
+
+# ---------------------------------------------------------------- case 54: the hash
+
+VECTORS = {
+    "1.1.2": ("1c8ca8c775d255dcedbcc1641eed5ea6925dc965b672302db254a9dc2c59fb16",
+              "d929bfc083ab92a135fd7c278fbf27100de9f05ffb77c7656d05037f86d8616b"),
+    "2.1.2": ("c3d16d5c6b62a456d44cb1798bbe5ce05b2495b2063b3b6b849824b51cd305b3",
+              "3569765a453d09753a2a76dc8bf55d77febefd29791da5c4f062db8d731c2c88"),
+    "4.2.5": ("fbbf5fe1298e25a0f24d035cf9d81f37460d4c2c9fd133e98247986fd91ea4c4",
+              "ebda3ae63d0b5cc905a164d30bc709489172ab6eabb82313ec0e5f1bc1f58932"),
+    "7.1.1": ("b66d7be41193f687b4014d54eaf40a0977b9f5d13921d2c8aa38e43902e116c1",
+              "b66d7be41193f687b4014d54eaf40a0977b9f5d13921d2c8aa38e43902e116c1"),
+    "5.1.3": ("502ef2de04213527c760a7efb86d8f0186e239446e46d5274f1f684f0a09d033",
+              "1a806ee2fda8aa903c0972da129ea938665ac4797aee185f04a262274416b531"),
+}
+TEXT_VECTORS = [
+    ("{}", "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"),
+    ('{"session": {"x": 1}}', "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"),
+    ('{"session":{"confirmation_number":"ABC123"},"b":[1.0,2.5,"NULL"," none ","None."],"a":{"bookings":[{"x":2,"y":"\u00e9"},'
+     '{"x":1.0}],"standby_list":[3,1,2],"segments":[3,1,2]}}',
+     "d99c11223eedbc1d9fa2172be8f4b10a9e94270dfd68b3c15259dedcb5ac91f4"),
+    ('{"bookings":[{"a":9},{"a":10}]}', "da69d8371114211281468763f998875d09d9a819c416ff4b6fe0e8a7fbcafc0f"),
+    ('{"r":{"standby_list":[{"k":"b"},{"k":"A"},{"k":"\u00e9"},{"k":"z"}]},"x":-0.0,"y":1e20,"z":true,"w":"Null "}',
+     "2baba3aa3d0afc0c32a2ce24d3e33f601eb603923d5401873905847010ef2063"),
+]
+
+
+@pytest.mark.parametrize("eva_id", sorted(VECTORS))
+def test_case_54_fixture_vectors(eva_id: str) -> None:
+    initial_hash, gold_hash = VECTORS[eva_id]
+    assert db_hash(initial_db(eva_id)) == initial_hash
+    assert db_hash(expected_db(eva_id)) == gold_hash
+
+
+@pytest.mark.parametrize("text,digest", TEXT_VECTORS)
+def test_case_54_text_vectors(text: str, digest: str) -> None:
+    assert db_hash(json.loads(text)) == digest
+
+
+def test_case_54_order_and_type_guards() -> None:
+    db = initial_db("3.1.5")
+    base = db_hash(db)
+    res = db["reservations"]["M9M6FJ"]
+    res["bookings"].append(copy.deepcopy(res["bookings"][0]) | {"journey_id": "FL_SK907_20260908"})
+    with_two = db_hash(db)
+    res["bookings"].reverse()
+    assert db_hash(db) == with_two
+    res["bookings"].reverse()
+    res["bookings"][0]["segments"].reverse()
+    assert db_hash(db) != with_two
+    db = initial_db("2.1.6")
+    session = ToolSession(db)
+    execute_tool(session, "process_refund", {"confirmation_number": "YLCNSG", "refund_amount": 289, "refund_type": "full_fare"})
+    as_float = db_hash(db)
+    db["refunds"]["REF-YLCNSG-001"]["refund_amount"] = Decimal("289.00")
+    assert db_hash(db) != as_float
+    db = initial_db("1.1.2")
+    db["hotel_vouchers"] = {}
+    assert db_hash(db) != VECTORS["1.1.2"][0] and base != with_two
+
+
+# ---------------------------------------------------------------- public API surface
+
+def test_tool_names_and_schemas() -> None:
+    assert TOOL_NAMES == (
+        "get_reservation", "get_flight_status", "get_disruption_info", "search_rebooking_options", "rebook_flight",
+        "cancel_reservation", "process_refund", "assign_seat", "add_baggage_allowance", "add_meal_request",
+        "add_to_standby", "issue_travel_credit", "issue_hotel_voucher", "issue_meal_voucher", "transfer_to_agent",
+        "end_conversation",
+    )
+    assert len(WRITE_TOOL_NAMES) == 11 and "get_reservation" not in WRITE_TOOL_NAMES
+    schemas = tool_schemas()
+    assert [s["function"]["name"] for s in schemas] == list(TOOL_NAMES)
+    by_name = {s["function"]["name"]: s["function"] for s in schemas}
+    assert by_name["process_refund"]["parameters"]["properties"]["refund_amount"]["type"] == "number"
+    assert by_name["issue_travel_credit"]["parameters"]["properties"]["amount"]["type"] == "number"
+    standby = by_name["add_to_standby"]["parameters"]["properties"]["passenger_ids"]
+    assert standby["type"] == "array" and standby["items"] == {"type": "string"}
+    rebook = by_name["rebook_flight"]["parameters"]
+    assert rebook["required"] == ["confirmation_number", "journey_id", "new_journey_id", "rebooking_type", "waive_change_fee"]
+    assert "flight_number" in rebook["properties"] and "new_fare_class" in rebook["properties"]
+    assert rebook["properties"]["waive_change_fee"]["type"] == "boolean"
+    assert "24_hour_rule" in by_name["cancel_reservation"]["parameters"]["properties"]["cancellation_reason"]["enum"]
+    end = by_name["end_conversation"]
+    assert end["description"] == "End the conversation with the user."
+    assert end["parameters"] == {"type": "object", "properties": {}, "required": []}
+    assert [s["function"]["name"] for s in tool_schemas(include_end_conversation=False)] == list(TOOL_NAMES[:-1])
+    assert tool_schemas(end_conversation_description="Hang up.")[-1]["function"]["description"] == "Hang up."
+    json.dumps(schemas)  # plain JSON
+
+
+def test_execute_tool_argument_forms() -> None:
+    session = ToolSession(initial_db("1.1.2"))
+    text = json.dumps({"confirmation_number": "ZK3FFW", "last_name": "Rodriguez"})
+    assert execute_tool(session, "get_reservation", text)["status"] == "success"
+    for bad in ("not json", "[1, 2]", "42", "null", "", None, 42, ["confirmation_number"]):
+        assert result_status(execute_tool(session, "get_reservation", bad)) == ("error", "invalid_parameter")
+    assert result_status(execute_tool(session, "book_spaceship", {})) == ("error", "tool_not_found")
+    assert result_status(execute_tool(session, None, {})) == ("error", "tool_not_found")  # type: ignore[arg-type]
+    assert result_status({"status": "weird"}) == ("error", None)
