@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("scenarios/", include("scenarios.urls")),
+    path("", include("scoring.urls")),
 ]
