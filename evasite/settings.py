@@ -2,6 +2,7 @@
 SQLite (WAL) and the in-memory channel layer unless DATABASE_URL / REDIS_URL say otherwise."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from evasite.env import env_bool, env_list, env_str
@@ -74,7 +75,9 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": _SQLITE_PATH,
             "OPTIONS": _SQLITE_OPTIONS,
-            "TEST": {"NAME": str(BASE_DIR / "test_db.sqlite3")},
+            # File-based (live-server tests need it) and per process, so concurrent test runs
+            # on one machine never share a test database.
+            "TEST": {"NAME": str(BASE_DIR / f"test_db_{os.getpid()}.sqlite3")},
         }
     }
 
@@ -108,3 +111,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("EVASITE_LOG_LEVEL", "WARNING")},
 }
+EVASITE_DB_HASHER = "scoring.canonical.db_hash"
+
+# pipecat's loguru output level (DEBUG floods terminals and log pipes).
+EVASITE_PIPECAT_LOG_LEVEL = env_str("EVASITE_PIPECAT_LOG_LEVEL", "WARNING")

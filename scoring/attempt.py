@@ -1,0 +1,244 @@
+"""One attempt of one scenario (harness.md §3.2): run the bridge session, write the scenario's
+artifacts, score it and write ``metrics.json`` last (its presence marks the attempt complete)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from scenarios.contract import EvalScenario
+from scoring import artifacts_text
+from scoring.canonical import db_hash
+from scoring.files import read_json, write_json, write_text_atomic
+from scoring.metrics_builder import build_metrics
+from scoring.signals import is_action_match as action_match_verdict
+from voice.bridge.config import BridgeConfig
+from voice.bridge.engine import SessionInputs, SessionOutcome, run_session
+from voice.peers import PeerSpec, build_endpoint
+
+
+@dataclass
+class AttemptSettings:
+    """Everything an attempt needs besides the scenario (derived once per run from the options)."""
+
+    agent: PeerSpec
+    user: PeerSpec
+    bridge: BridgeConfig
+    policy: str
+    inactivity_timeout: float
+    min_agent_turns: int
+    strict_match: bool = False
+    judge: Any = None  # scoring.judge.JudgeConfig or None
+    on_turn: Callable[[str, str, str], None] | None = None
+
+
+@dataclass
+class AttemptOutcome:
+    metrics: dict[str, Any] | None
+    final_db: dict[str, Any] | None = None
+    error: BaseException | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def session_inputs(scenario: EvalScenario) -> SessionInputs:
+    """Prompts, tool maps and initial shared state of both sides (§3.2 steps 3–4)."""
+    return SessionInputs(
+        user_prompt=scenario.get_user_prompt(),
+        user_tools_json=scenario.get_user_tools(),
+        agent_prompt=scenario.get_agent_prompt(),
+        agent_tools_json=scenario.get_agent_tools(),
+        tool_domain=scenario.domain,
+        agent_shared_state_init=scenario.setup_shared_state({}, "agent") or {},
+        user_shared_state_init=scenario.setup_shared_state({}, "user") or {},
+    )
+
+
+def expected_hash_of(scenario: EvalScenario) -> str | None:
+    expected = getattr(scenario, "expected_scenario_db", None)
+    return db_hash(expected) if expected else None
+
+
+async def run_attempt(
+    scenario: EvalScenario,
+    scenario_dir: Path,
+    settings: AttemptSettings,
+    *,
+    auto_retry_count: int,
+    auto_retry_reasons: list[str],
+    trial: int | None,
+    result_name: str | None = None,
+) -> AttemptOutcome:
+    """Run and score one attempt; an exception during the session is returned, not raised.
+
+    ``result_name`` is the name written into metrics.json (``<scenario>__trial<k>`` with trials)."""
+    scenario_dir.mkdir(parents=True, exist_ok=True)
+    expected_hash = expected_hash_of(scenario)
+    scenario.save(scenario_dir / "scenario_config", expected_db_hash=expected_hash)
+    bridge_log = open(scenario_dir / "bridge_log.txt", "w", encoding="utf-8")
+
+    def log(line: str) -> None:
+        bridge_log.write(line.rstrip("\n") + "\n")
+        bridge_log.flush()
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event.get("type") == "turn" and settings.on_turn is not None:
+            settings.on_turn(scenario.name, str(event.get("role")), str(event.get("text")))
+
+    started = time.monotonic()
+    try:
+        outcome = await run_session(
+            scenario_inputs=session_inputs(scenario),
+            agent=build_endpoint(settings.agent, modality=settings.bridge.modality),
+            user=build_endpoint(settings.user, modality=settings.bridge.modality),
+            config=settings.bridge,
+            on_event=on_event,
+            log=log,
+        )
+    except Exception as exc:  # an attempt error: the retry loop decides what happens next
+        log(f"attempt error: {type(exc).__name__}: {exc}")
+        bridge_log.close()
+        return AttemptOutcome(metrics=None, error=exc)
+    scenario_duration = time.monotonic() - started
+    bridge_log.close()
+
+    final_db, actual_hash = _final_state(outcome, agent_in_process=settings.agent.in_process)
+    _write_session_artifacts(scenario, scenario_dir, outcome, final_db)
+    judge_result = await _judge(settings, scenario_dir, outcome)
+    metrics = build_metrics(
+        scenario_name=result_name or scenario.name,
+        scenario_dir=scenario_dir,
+        outcome=outcome,
+        scenario_duration=scenario_duration,
+        success_signals=list(scenario.success_signals),
+        policy=settings.policy,
+        inactivity_timeout=settings.inactivity_timeout,
+        min_agent_turns=settings.min_agent_turns,
+        expected_hash=expected_hash,
+        actual_hash=actual_hash,
+        is_action_match=_action_match(scenario, scenario_dir, settings.strict_match),
+        judge=judge_result,
+        judge_threshold=settings.judge.threshold if settings.judge is not None else None,
+        auto_retry_count=auto_retry_count,
+        auto_retry_reasons=auto_retry_reasons,
+        trace_metrics=_trace_metrics(scenario_dir),
+        key_entity_accuracy=_key_entity_accuracy(scenario, outcome, settings.bridge.modality),
+        trial=trial,
+    )
+    write_json(scenario_dir / "metrics.json", metrics)
+    return AttemptOutcome(metrics=metrics, final_db=final_db)
+
+
+def _final_state(outcome: SessionOutcome, *, agent_in_process: bool) -> tuple[dict | None, str | None]:
+    """The agent's final DB and the hash that is scored (harness.md §11.2): hashed here for the
+    built-in agent, as reported by the bot for a protocol agent."""
+    final_db = outcome.agent_final_db if isinstance(outcome.agent_final_db, dict) else None
+    if agent_in_process:
+        return final_db, db_hash(final_db) if final_db else None
+    summary = outcome.merged_summary or {}
+    reported = summary.get("db_hash")
+    return final_db, reported if isinstance(reported, str) and reported else None
+
+
+def _write_session_artifacts(
+    scenario: EvalScenario, scenario_dir: Path, outcome: SessionOutcome, final_db: dict | None
+) -> None:
+    """The per-scenario files of harness.md §14.2 (metrics.json excepted)."""
+    write_json(
+        scenario_dir / "final_agent_response.json",
+        artifacts_text.final_agent_response(outcome.merged_summary, outcome.final_responses),
+    )
+    summary = outcome.merged_summary or {}
+    hashes = artifacts_text.format_final_db_hash_txt(summary.get("db_hash"), summary.get("user_db_hash"))
+    if hashes is not None:
+        write_text_atomic(scenario_dir / "final_scenario_db_hash.txt", hashes)
+    if final_db is not None:
+        # Project addition: lets a resumed run restore the stored final DB for the diff page.
+        write_json(scenario_dir / "final_scenario_db.json", final_db)
+    write_text_atomic(
+        scenario_dir / "conversation_log.txt",
+        artifacts_text.format_conversation_log(
+            outcome.segments, outcome.start_time_iso, outcome.end_time_iso, outcome.stop_reason
+        ),
+    )
+    if outcome.segments:
+        write_json(scenario_dir / "conversation_log.seglst.json",
+                   artifacts_text.seglst_entries(outcome.segments, scenario.name))
+    if outcome.recording is not None:
+        outcome.write_wav(scenario_dir / "conversation_log.wav")
+    write_json(scenario_dir / "bot_logs_agent" / "llm_context.json", outcome.agent_context or [])
+    if outcome.user_context is not None:
+        write_json(scenario_dir / "bot_logs_user" / "llm_context.json", outcome.user_context)
+
+
+def _action_match(scenario: EvalScenario, scenario_dir: Path, strict: bool) -> bool | str:
+    reference = scenario_dir / "scenario_config" / scenario.reference_file
+    prediction = scenario_dir / "final_agent_response.json"
+    return action_match_verdict(
+        reference,
+        prediction,
+        ignore_capitalization=bool(scenario.ignore_capitalization),
+        ignore_punctuation=bool(scenario.ignore_punctuation),
+        disallow_extra_items=bool(scenario.disallow_extra_items) or strict,
+    )
+
+
+def _trace_metrics(scenario_dir: Path) -> Any:
+    for path in (scenario_dir / "trace_metrics.json", scenario_dir / "bot_logs_agent" / "trace_metrics.json"):
+        if path.exists():
+            try:
+                return read_json(path)
+            except (OSError, ValueError):
+                return None
+    return None
+
+
+def _key_entity_accuracy(scenario: EvalScenario, outcome: SessionOutcome, modality: str) -> dict | None:
+    if modality != "voice":
+        return None
+    from voice.entities import key_entity_accuracy, scenario_entities
+
+    db = scenario.fresh_db() if hasattr(scenario, "fresh_db") else {}
+    entities = scenario_entities(db, getattr(scenario, "information_required", {}) or {})
+    pairs = [
+        {"role": turn.get("role"), "said": turn.get("text", ""), "heard": turn.get("heard")}
+        for turn in outcome.turns
+    ]
+    if not any(pair["heard"] for pair in pairs):
+        return None
+    return key_entity_accuracy(pairs, entities)
+
+
+async def _judge(settings: AttemptSettings, scenario_dir: Path, outcome: SessionOutcome) -> dict | None:
+    """Run the optional judge off the event loop and write ``judge_result.json``."""
+    if settings.judge is None:
+        return None
+    from scoring.judge import run_judge
+
+    prediction = read_json(scenario_dir / "final_agent_response.json")
+    reference_path = scenario_dir / "scenario_config" / "reference_answer.json"
+    reference = read_json(reference_path) if reference_path.exists() else None
+    result = await asyncio.to_thread(
+        run_judge,
+        settings.judge,
+        reference=reference,
+        prediction=prediction,
+        turns=outcome.turns,
+        nl_assertions=None,
+        agent_context=outcome.agent_context,
+        user_context=outcome.user_context,
+    )
+    write_json(scenario_dir / "judge_result.json", result)
+    return result
+
+
+def load_final_db(scenario_dir: Path) -> dict | None:
+    """The stored final DB of a completed attempt (resume), if it was written."""
+    path = scenario_dir / "final_scenario_db.json"
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None

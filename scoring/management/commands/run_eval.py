@@ -1,0 +1,45 @@
+"""``manage.py run_eval``: evaluate an agent on the benchmark (harness.md §19)."""
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from scenarios.listing import format_domain_list, format_scenario_list
+from scenarios.registry import list_eval_scenarios
+from scoring.progress import TerminalProgress
+from scoring.run_options import OptionsError, add_run_arguments, options_from_mapping, validate
+from scoring.runner import RunError, run_evaluation
+
+
+class Command(BaseCommand):
+    help = "Run the evaluation (default: every scenario, built-in offline models, voice modality)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        add_run_arguments(parser)
+
+    def handle(self, *args, **values) -> None:
+        if values["list"]:
+            self.stdout.write(format_scenario_list(list_eval_scenarios()), ending="")
+            return
+        if values["list_domains"]:
+            self.stdout.write(format_domain_list(list_eval_scenarios()), ending="")
+            return
+        options = options_from_mapping(values)
+        try:
+            validate(options)
+        except OptionsError as exc:
+            self.stderr.write(f"run_eval: error: {exc}")
+            sys.exit(2)
+        try:
+            report = asyncio.run(
+                run_evaluation(options, argv=sys.argv, progress=TerminalProgress(self.stdout._out))
+            )
+        except RunError as exc:
+            raise CommandError(str(exc)) from exc
+        except KeyboardInterrupt as exc:
+            raise CommandError("interrupted; resume with --resume <timestamp>") from exc
+        for warning in report.warnings:
+            self.stderr.write(warning)
+        self.stdout.write(f"Results: {report.session_dir}")

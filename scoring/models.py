@@ -1,0 +1,100 @@
+"""Runs and per-scenario results. Rows mirror the artifact files (harness.md §20): a result keeps
+the complete metrics.json dict, a few columns for filtering, and the agent's final database."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db import models
+
+
+class Run(models.Model):
+    """One session directory ``eval_<timestamp>``; ``--resume`` updates the same row."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "running"
+        FINISHED = "finished", "finished"
+        FAILED = "failed", "failed"
+        INTERRUPTED = "interrupted", "interrupted"
+
+    class Source(models.TextChoices):
+        CLI = "cli", "command line"
+        WEB = "web", "web"
+        HUMAN = "human", "human session"
+
+    timestamp = models.CharField(max_length=32, help_text="YYYYMMDD_HHMMSS of eval_<timestamp>.")
+    session_dir = models.CharField(max_length=1024, unique=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.CLI)
+    started_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    domain = models.CharField(max_length=64, blank=True)
+    modality = models.CharField(max_length=8, blank=True)
+    agent_model = models.CharField(max_length=200, blank=True)
+    user_model = models.CharField(max_length=200, blank=True)
+    trials = models.PositiveIntegerField(default=1)
+    scenario_names = models.JSONField(default=list)
+    parsed_args = models.JSONField(default=dict, help_text="Invocation flags, keys redacted.")
+    total_scenarios = models.PositiveIntegerField(default=0)
+    completed_scenarios = models.PositiveIntegerField(default=0)
+    successful_scenarios = models.PositiveIntegerField(default=0)
+    success_rate = models.FloatField(null=True, blank=True)
+    summary_text = models.TextField(blank=True, help_text="all_summary.txt as written.")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"eval_{self.timestamp}"
+
+
+class ScenarioResult(models.Model):
+    """The accepted attempt of one scenario (one trial) of a run."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="results")
+    scenario_name = models.CharField(max_length=200)
+    trial = models.PositiveIntegerField(default=1)
+    position = models.PositiveIntegerField(default=0, help_text="Queue order within the run.")
+    directory = models.CharField(max_length=1024)
+    metrics = models.JSONField(help_text="The complete metrics.json of the scenario.")
+    is_successful = models.BooleanField(null=True, help_text="Null when metrics say N/A.")
+    is_task_successful = models.BooleanField(null=True)
+    db_state_match = models.BooleanField(null=True)
+    clean_exit = models.BooleanField(null=True)
+    insufficient_agent_turns = models.BooleanField(default=False)
+    stop_reason = models.CharField(max_length=32, blank=True)
+    total_turns = models.PositiveIntegerField(default=0)
+    scenario_duration = models.FloatField(default=0.0)
+    auto_retry_count = models.PositiveIntegerField(default=0)
+    judge_score = models.FloatField(null=True, blank=True)
+    final_db_json = models.TextField(
+        blank=True, help_text="Agent's final database as JSON text (key order kept, unlike jsonb)."
+    )
+    recorded_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "position", "trial"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "scenario_name", "trial"], name="one_result_per_trial"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scenario_name} (trial {self.trial})"
+
+    @property
+    def final_db(self) -> dict[str, Any] | None:
+        return json.loads(self.final_db_json) if self.final_db_json else None
+
+    @property
+    def turns(self) -> list[dict[str, Any]]:
+        return self.metrics.get("turns", [])
+
+    @property
+    def latencies(self) -> list[dict[str, Any]]:
+        return self.metrics.get("latencies", [])
+
+    @property
+    def token_usage(self) -> dict[str, Any]:
+        return self.metrics.get("token_usage", {})

@@ -1,0 +1,360 @@
+"""The runner service (harness.md §3.1, §15–§17): select scenarios, run each through the bridge
+with automatic retry, resume a killed run, aggregate, write the run files and the database rows.
+
+``manage.py run_eval`` and the web UI both call ``run_evaluation``; nothing here prints.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from scenarios.contract import EvalScenario
+from scenarios.registry import get_eval_scenario, list_eval_scenarios, scenarios_in_domain
+from scoring import resume as resume_rules
+from scoring import services
+from scoring.aggregate import SUCCESS, RunAggregator
+from scoring.artifacts_text import format_latencies_csv
+from scoring.attempt import AttemptSettings, load_final_db, run_attempt
+from scoring.canonical import db_hash
+from scoring.evallog import EvalLog
+from scoring.files import read_json, write_json, write_text_atomic
+from scoring.judge import JudgeConfig, judge_enabled
+from scoring.progress import NullProgress, ProgressSink
+from scoring.run_options import RunOptions
+from scoring.summary import ProjectBlock, format_all_summary
+from voice.bridge.config import BridgeConfig
+from voice.peers import PeerSpec
+
+
+class RunError(RuntimeError):
+    """An operator error or a run that cannot continue (exit 1)."""
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    """One scenario (one trial of it) in queue order."""
+
+    position: int
+    scenario_name: str
+    trial: int
+    trials: int
+
+    @property
+    def dir_name(self) -> str:
+        return self.scenario_name if self.trials == 1 else f"{self.scenario_name}__trial{self.trial}"
+
+
+@dataclass
+class RunReport:
+    session_dir: Path
+    run_id: int | None
+    metrics: list[dict[str, Any]]
+    summary_text: str
+    success_rate: float | None
+    loaded: int = 0
+    executed: int = 0
+    elapsed_seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+def select_scenarios(options: RunOptions) -> list[str]:
+    """§3.1 step 1: explicit names, else the domain prefix, else everything (registry order)."""
+    registered = list_eval_scenarios()
+    if not registered:
+        raise RunError("No scenarios are registered (check the data root with `manage.py check`).")
+    if options.scenarios:
+        unknown = [name for name in options.scenarios if name not in registered]
+        if unknown:
+            raise RunError(f"Unknown scenario(s): {', '.join(unknown)} (see `manage.py run_eval --list`).")
+        return list(options.scenarios)
+    if options.domain:
+        names = scenarios_in_domain(options.domain)
+        if not names:
+            raise RunError(f"No scenarios found for domain '{options.domain}'.")
+        return names
+    return registered
+
+
+def _session_dir(options: RunOptions) -> tuple[Path, str, bool]:
+    output_dir = Path(options.output_dir)
+    if options.resume:
+        session_dir = output_dir / f"eval_{options.resume}"
+        if not session_dir.is_dir():
+            raise RunError(f"Cannot resume: {session_dir} does not exist.")
+        return session_dir, options.resume, True
+    stamp = resume_rules.timestamp(datetime.now())
+    session_dir = output_dir / f"eval_{stamp}"
+    while session_dir.exists():  # two runs in the same second: never share a directory
+        time.sleep(1.0)
+        stamp = resume_rules.timestamp(datetime.now())
+        session_dir = output_dir / f"eval_{stamp}"
+    session_dir.mkdir(parents=True)
+    return session_dir, stamp, False
+
+
+def _record_invocation(session_dir: Path, options: RunOptions, argv: list[str], names: list[str],
+                       log: EvalLog) -> dict[str, Any] | None:
+    """Append to ``run_args.json`` (§14.8); returns the previous record on resume."""
+    path = session_dir / "run_args.json"
+    invocations: list[dict[str, Any]] = []
+    if path.exists():
+        try:
+            payload = read_json(path)
+            if isinstance(payload, dict) and isinstance(payload.get("invocations"), list):
+                invocations = payload["invocations"]
+            elif isinstance(payload, dict):
+                invocations = [payload]  # legacy single-object file
+            else:
+                raise ValueError("not an object")
+        except (OSError, ValueError) as exc:
+            log.warning(f"run_args.json unreadable ({exc}); starting a new invocation list")
+    previous = invocations[-1] if invocations else None
+    record: dict[str, Any] = {
+        "started_at": datetime.now().isoformat(timespec="seconds"),
+        "argv": list(argv),
+        "parsed_args": options.redacted(),
+        "resolved_scenario_count": len(names),
+        "resolved_scenario_names": names,
+    }
+    if options.resume and invocations:
+        record["resumed_from_invocation"] = len(invocations) - 1
+    invocations.append(record)
+    write_json(path, {"invocations": invocations})
+    return previous
+
+
+def _judge_config(options: RunOptions) -> JudgeConfig | None:
+    if not judge_enabled(options.judge_url, options.judge_model):
+        return None
+    key = options.judge_api_key or os.environ.get(options.judge_api_key_name or "") or None
+    return JudgeConfig(
+        url=options.judge_url, model=options.judge_model, api_key=key, threshold=options.judge_threshold,
+        timeout=options.judge_timeout, max_tokens=options.judge_max_tokens,
+        temperature=options.judge_temperature, top_p=options.judge_top_p, seed=options.judge_seed,
+        thinking_token_budget=options.judge_thinking_token_budget,
+        include_conversation=options.judge_include_conversation,
+        compact_context=options.judge_compact_context,
+        context_message_limit=options.judge_context_message_limit,
+        context_system_string_limit=options.judge_context_system_string_limit,
+        context_string_limit=options.judge_context_string_limit,
+    )
+
+
+def bridge_config(options: RunOptions, scenario: EvalScenario) -> BridgeConfig:
+    """Bridge settings for one scenario (duration: --duration, else the scenario's max)."""
+    duration = options.duration if options.duration is not None else scenario.max_duration
+    text = options.modality == "text"
+    return BridgeConfig(
+        modality=options.modality,
+        duration_seconds=float(duration),
+        inactivity_timeout=options.inactivity_timeout,
+        conversation_end_policy=options.conversation_end_policy,
+        pause=0.0 if text else options.pause,
+        kickoff_delay=0.0 if text else 1.0,
+        audio_chunk_seconds=options.audio_chunk_in_seconds,
+        recording_rate=options.output_sample_rate,
+    )
+
+
+def _attempt_settings(options: RunOptions, scenario: EvalScenario, judge: JudgeConfig | None,
+                      progress: ProgressSink) -> AttemptSettings:
+    return AttemptSettings(
+        agent=PeerSpec("agent", url=options.agent_url, model=options.agent_model,
+                       llm_url=options.agent_llm_url, api_key_name=options.agent_api_key_name),
+        user=PeerSpec("user", url=options.user_url, model=options.user_model,
+                      llm_url=options.user_llm_url, api_key_name=options.user_api_key_name),
+        bridge=bridge_config(options, scenario),
+        policy=options.conversation_end_policy,
+        inactivity_timeout=options.inactivity_timeout,
+        min_agent_turns=options.min_agent_turns,
+        strict_match=options.strict_match,
+        judge=judge,
+        on_turn=progress.turn,
+    )
+
+
+def null_agent_floor(names: list[str]) -> tuple[int, int]:
+    """How many selected scenarios a do-nothing agent that hangs up cleanly would pass."""
+    floor = 0
+    for name in names:
+        scenario = get_eval_scenario(name)
+        expected = getattr(scenario, "expected_scenario_db", None)
+        if expected and hasattr(scenario, "fresh_db") and db_hash(expected) == db_hash(scenario.fresh_db()):
+            floor += 1
+    return floor, len(names)
+
+
+class _Run:
+    """State of one invocation; a class only to keep the long procedure readable."""
+
+    def __init__(self, options: RunOptions, argv: list[str], progress: ProgressSink, source: str) -> None:
+        self.options = options
+        self.argv = argv
+        self.progress = progress
+        self.source = source
+        self.results: dict[int, tuple[dict[str, Any], Path]] = {}
+        self.run_id: int | None = None
+        self.loaded = 0
+        self.executed = 0
+        self.loaded_items: list[QueueItem] = []
+
+    async def execute(self) -> RunReport:
+        started = time.monotonic()
+        options = self.options
+        names = select_scenarios(options)
+        queue = [QueueItem(i, name, trial, options.trials)
+                 for i, (name, trial) in enumerate((n, t) for n in names for t in range(1, options.trials + 1))]
+        session_dir, stamp, resuming = _session_dir(options)
+        self.session_dir = session_dir
+        self.log = log = EvalLog(session_dir / "evaluation_log.txt", append=resuming)
+        try:
+            if resuming:
+                log.write(f"=== RESUMING run eval_{stamp} ===")
+            log.write(f"Queued {len(queue)} scenario run(s): {', '.join(item.dir_name for item in queue)}")
+            previous = _record_invocation(session_dir, options, self.argv, names, log)
+            warnings = []
+            if resuming and previous is not None:
+                warning = resume_rules.format_resume_warning(
+                    resume_rules.resume_mismatches(previous.get("parsed_args", {}), options.redacted()))
+                if warning:
+                    log.warning(warning)
+                    warnings.append(warning)
+            judge = _judge_config(options)
+            self.run_id = (await sync_to_async(services.run_open)(
+                session_dir=session_dir, timestamp=stamp, parsed_args=options.redacted(),
+                scenario_names=names, total_scenarios=len(queue), source=self.source)).pk
+            pending = self._classify(queue, resuming)
+            self.progress.run_started(run_label=f"eval_{stamp}", total=len(queue), already_done=self.loaded)
+            semaphore = asyncio.Semaphore(options.concurrency)
+
+            async def worker(item: QueueItem) -> None:
+                async with semaphore:
+                    await self._run_item(item, judge)
+
+            tasks = [asyncio.create_task(worker(item)) for item in pending]
+            try:
+                await asyncio.gather(*tasks)
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+            report = await self._finish(queue, names, warnings)
+            report.elapsed_seconds = time.monotonic() - started
+            return report
+        except BaseException as exc:
+            status = "interrupted" if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)) else "failed"
+            log.write(f"Run aborted: {type(exc).__name__}: {exc}", "ERROR")
+            if self.run_id is not None:
+                await sync_to_async(services.run_close)(run_id=self.run_id, status=status,
+                                                        error=f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            log.close()
+
+    def _classify(self, queue: list[QueueItem], resuming: bool) -> list[QueueItem]:
+        """§3.1 step 7: load completed scenarios, move in-flight ones aside, keep the rest."""
+        resume_stamp = resume_rules.timestamp(datetime.now())
+        pending = []
+        for item in queue:
+            scenario_dir = self.session_dir / item.dir_name
+            state, reason = resume_rules.classify(scenario_dir, self.options.min_agent_turns)
+            if state == resume_rules.COMPLETED:
+                metrics = resume_rules.read_metrics(scenario_dir)
+                metrics["scenario_directory"] = str(scenario_dir)
+                self.results[item.position] = (metrics, scenario_dir)
+                self.loaded += 1
+                self.loaded_items.append(item)
+                self.log.write(f"{item.dir_name}: completed ({reason}); loaded")
+            elif state == resume_rules.IN_FLIGHT:
+                moved = resume_rules.move_aside(scenario_dir, resume_stamp)
+                self.log.write(f"{item.dir_name}: in flight ({reason}); moved to {moved.name}")
+                pending.append(item)
+            else:
+                pending.append(item)
+        return pending
+
+    async def _run_item(self, item: QueueItem, judge: JudgeConfig | None) -> None:
+        """§17.2: attempts with automatic retry until one is accepted."""
+        options = self.options
+        scenario = get_eval_scenario(item.scenario_name)
+        settings = _attempt_settings(options, scenario, judge, self.progress)
+        scenario_dir = self.session_dir / item.dir_name
+        retries, reasons = 0, []
+        self.progress.scenario_started(item.dir_name)
+        self.log.write(f"{item.dir_name}: started")
+        while True:
+            attempt = await run_attempt(scenario, scenario_dir, settings, auto_retry_count=retries,
+                                        auto_retry_reasons=reasons,
+                                        trial=item.trial if item.trials > 1 else None,
+                                        result_name=item.dir_name)
+            reason = resume_rules.retry_reason(
+                error=attempt.error, metrics=attempt.metrics, scenario_dir=scenario_dir,
+                stale_retry=not options.no_auto_resume_on_stale,
+                retry_insufficient_turns=options.auto_resume_on_insufficient_turns,
+                min_agent_turns=options.min_agent_turns)
+            if reason is None or retries >= options.max_auto_retries:
+                if attempt.metrics is None:
+                    error = attempt.error or RunError("attempt produced no metrics")
+                    self.log.write(f"{item.dir_name}: attempt failed: {type(error).__name__}: {error}", "ERROR")
+                    raise error
+                break
+            retries += 1
+            reasons.append(reason)
+            moved = resume_rules.move_aside(
+                scenario_dir, resume_rules.autoretry_suffix(retries, datetime.now()))
+            self.log.warning(f"{item.dir_name}: attempt discarded ({reason}); moved to {moved.name}; "
+                             f"retrying in {options.auto_retry_backoff_secs}s")
+            await asyncio.sleep(options.auto_retry_backoff_secs)
+        metrics = attempt.metrics
+        self.results[item.position] = (metrics, scenario_dir)
+        self.executed += 1
+        await sync_to_async(services.scenario_result_record)(
+            run_id=self.run_id, metrics=metrics, position=item.position, trial=item.trial,
+            final_db=attempt.final_db)
+        self.log.write(f"{item.dir_name}: finished {metrics.get('stop_reason')} "
+                       f"is_successful={metrics.get('is_successful')}")
+        self.progress.scenario_finished(item.dir_name, metrics)
+
+    async def _finish(self, queue: list[QueueItem], names: list[str], warnings: list[str]) -> RunReport:
+        """§3.1 step 9: the run files over every queued scenario, in queue order, and the rows."""
+        for item in self.loaded_items:
+            metrics, scenario_dir = self.results[item.position]
+            await sync_to_async(services.scenario_result_record)(
+                run_id=self.run_id, metrics=metrics, position=item.position, trial=item.trial,
+                final_db=load_final_db(scenario_dir))
+        ordered = [self.results[item.position] for item in queue]
+        aggregator = RunAggregator(self.options.min_agent_turns)
+        for metrics, scenario_dir in ordered:
+            aggregator.add(metrics, scenario_dir)
+        block = ProjectBlock(trials=self.options.trials, null_agent_floor=null_agent_floor(names))
+        summary = format_all_summary(aggregator, min_agent_turns=self.options.min_agent_turns, project_block=block)
+        all_metrics = [metrics for metrics, _ in ordered]
+        write_json(self.session_dir / "all_metrics.json", all_metrics)
+        write_text_atomic(self.session_dir / "all_latencies.csv", format_latencies_csv(all_metrics))
+        write_text_atomic(self.session_dir / "all_summary.txt", summary)
+        rate = aggregator.rate(SUCCESS)
+        self.log.write(f"Run finished: {len(all_metrics)} scenario(s), success rate "
+                       f"{'N/A' if rate is None else f'{rate * 100:.2f}%'}")
+        for line in summary.splitlines():
+            if line.startswith(("Overall Success Rate", "Task Success Rate", "  DB-State match", "  Clean exit")):
+                self.log.write(line.strip())
+        await sync_to_async(services.run_close)(run_id=self.run_id, status="finished", summary_text=summary,
+                                                success_rate=rate)
+        self.progress.run_finished(success_rate=rate)
+        return RunReport(self.session_dir, self.run_id, all_metrics, summary, rate,
+                         loaded=self.loaded, executed=self.executed, warnings=warnings)
+
+
+async def run_evaluation(options: RunOptions, *, argv: list[str] | None = None,
+                         progress: ProgressSink | None = None, source: str = "cli") -> RunReport:
+    """Run (or resume) an evaluation; raises RunError for operator errors."""
+    return await _Run(options, list(argv or []), progress or NullProgress(), source).execute()

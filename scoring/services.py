@@ -1,0 +1,106 @@
+"""Writes for runs and results (one place per concern). Called from the runner through
+``sync_to_async``; every function is a short atomic transaction."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from scoring.models import Run, ScenarioResult
+
+
+def _bool_or_none(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+@transaction.atomic
+def run_open(
+    *,
+    session_dir: Path,
+    timestamp: str,
+    parsed_args: dict[str, Any],
+    scenario_names: list[str],
+    total_scenarios: int,
+    source: str = Run.Source.CLI,
+) -> Run:
+    """Create the run row, or reopen it on ``--resume`` (same session directory, same row)."""
+    run, _ = Run.objects.update_or_create(
+        session_dir=str(Path(session_dir).resolve()),
+        defaults={
+            "timestamp": timestamp,
+            "status": Run.Status.RUNNING,
+            "source": source,
+            "domain": parsed_args.get("domain") or "",
+            "modality": parsed_args.get("modality") or "",
+            "agent_model": parsed_args.get("agent_model") or "",
+            "user_model": parsed_args.get("user_model") or "",
+            "trials": parsed_args.get("trials") or 1,
+            "scenario_names": scenario_names,
+            "parsed_args": parsed_args,
+            "total_scenarios": total_scenarios,
+            "finished_at": None,
+            "error": "",
+        },
+    )
+    return run
+
+
+@transaction.atomic
+def scenario_result_record(
+    *,
+    run_id: int,
+    metrics: dict[str, Any],
+    position: int,
+    trial: int,
+    final_db: dict[str, Any] | None,
+) -> ScenarioResult:
+    """Insert or replace the accepted result of one scenario trial (idempotent on resume)."""
+    result, _ = ScenarioResult.objects.update_or_create(
+        run_id=run_id,
+        scenario_name=metrics["scenario_name"],
+        trial=trial,
+        defaults={
+            "position": position,
+            "directory": metrics.get("scenario_directory", ""),
+            "metrics": metrics,
+            "is_successful": _bool_or_none(metrics.get("is_successful")),
+            "is_task_successful": _bool_or_none(metrics.get("is_task_successful")),
+            "db_state_match": _bool_or_none(metrics.get("db_state_match")),
+            "clean_exit": _bool_or_none(metrics.get("clean_exit")),
+            "insufficient_agent_turns": bool(metrics.get("insufficient_agent_turns")),
+            "stop_reason": metrics.get("stop_reason") or "",
+            "total_turns": metrics.get("total_turns") or 0,
+            "scenario_duration": metrics.get("scenario_duration") or 0.0,
+            "auto_retry_count": metrics.get("auto_retry_count") or 0,
+            "judge_score": metrics.get("judge_score") if isinstance(metrics.get("judge_score"), (int, float)) else None,
+            "final_db_json": json.dumps(final_db) if final_db is not None else "",
+        },
+    )
+    _refresh_counts(run_id)
+    return result
+
+
+def _refresh_counts(run_id: int) -> None:
+    results = ScenarioResult.objects.filter(run_id=run_id)
+    Run.objects.filter(pk=run_id).update(
+        completed_scenarios=results.count(),
+        successful_scenarios=results.filter(is_successful=True).count(),
+        updated_at=timezone.now(),
+    )
+
+
+@transaction.atomic
+def run_close(
+    *, run_id: int, status: str, summary_text: str = "", success_rate: float | None = None, error: str = ""
+) -> None:
+    """Record how the run ended and its summary."""
+    Run.objects.filter(pk=run_id).update(
+        status=status,
+        summary_text=summary_text,
+        success_rate=success_rate,
+        error=error,
+        finished_at=timezone.now(),
+    )

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Fresh-machine set-up: Debian speech tools, a virtualenv with the pinned requirements, the
+# database schema and the scenario mirror. Idempotent; safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
+command -v sox >/dev/null 2>&1 || need_apt+=(sox)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    sudo apt-get update -qq
+    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  fi
+fi
+
+PYTHON="${PYTHON:-python3}"
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+.venv/bin/python manage.py migrate --noinput -v 0
+.venv/bin/python manage.py load_scenarios
+.venv/bin/python manage.py check

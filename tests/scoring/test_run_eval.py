@@ -1,0 +1,161 @@
+"""The runner end to end on the built-in offline models (text modality): scores, rows and files
+agree; the null agent floor; usage errors; and a SIGKILLed run resumed without loss."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from scoring.canonical import db_hash
+from scoring.models import Run, ScenarioResult
+from scoring.run_options import RunOptions
+from scoring.runner import RunError, run_evaluation
+
+REPO = Path(__file__).resolve().parents[2]
+NO_WRITE = {"eva_airline__5_2_5", "eva_airline__7_1_1", "eva_airline__7_2_2", "eva_airline__7_2_8",
+            "eva_airline__7_3_1", "eva_airline__7_4_1"}
+
+
+def _text_options(tmp_path: Path, **overrides) -> RunOptions:
+    values = {"domain": "eva_airline", "modality": "text", "concurrency": 4, "output_dir": str(tmp_path)}
+    values.update(overrides)
+    return RunOptions(**values)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_gold_replay_scores_all_50_and_rows_agree_with_files(tmp_path: Path) -> None:
+    report = await run_evaluation(_text_options(tmp_path))
+    assert len(report.metrics) == 50
+    assert all(m["is_successful"] is True and m["stop_reason"] == "[EXIT]" for m in report.metrics)
+    assert "Overall Success Rate: 100.00% (50/50 scenarios" in report.summary_text
+    assert "Null-agent floor: 6 of 50" in report.summary_text
+
+    session = report.session_dir
+    assert json.loads((session / "all_metrics.json").read_text()) == report.metrics
+    assert (session / "all_summary.txt").read_text() == report.summary_text
+    run = await sync_to_async(Run.objects.get)(pk=report.run_id)
+    assert run.status == "finished" and run.completed_scenarios == 50 and run.success_rate == 1.0
+    rows = await sync_to_async(list)(ScenarioResult.objects.filter(run=run).order_by("position"))
+    assert [r.scenario_name for r in rows] == [m["scenario_name"] for m in report.metrics]
+    for row in rows:
+        on_disk = json.loads((Path(row.directory) / "metrics.json").read_text())
+        assert row.metrics == on_disk
+        assert db_hash(row.final_db) == on_disk["db_state_actual_hash"] == on_disk["db_state_expected_hash"]
+        assert row.metrics["token_usage"]["agent"]["n_calls"] >= 3
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_null_agent_matches_exactly_the_six_no_write_scenarios(tmp_path: Path) -> None:
+    report = await run_evaluation(_text_options(tmp_path, agent_model="null"))
+    matched = {m["scenario_name"] for m in report.metrics if m["db_state_match"]}
+    assert matched == NO_WRITE
+    assert all(m["clean_exit"] is True for m in report.metrics)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_unknown_scenario_and_empty_domain_are_operator_errors(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match="Unknown scenario"):
+        await run_evaluation(_text_options(tmp_path, scenarios=["eva_airline__nope"]))
+    with pytest.raises(RunError, match="No scenarios found for domain 'nope'."):
+        await run_evaluation(_text_options(tmp_path, domain="nope"))
+    with pytest.raises(RunError, match="does not exist"):
+        await run_evaluation(_text_options(tmp_path, resume="19990101_000000"))
+
+
+def _manage(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
+    for flags in (["--judge-threshold", "1.5"], ["--min-agent-turns", "-1"], ["--duration", "0"],
+                  ["--conversation-end-policy", "sometimes"], ["--concurrency", "2", "--agent-url", "ws://127.0.0.1:9"]):
+        proc = _manage("run_eval", "--output-dir", str(tmp_path), *flags, env=env)
+        assert proc.returncode == 2, (flags, proc.stderr)
+
+
+WALL_CLOCK = re.compile(r"^(Total Duration|  Duration|  Turns/min|    (Mean|P50|P95|Min|Max)|  (Mean|P50|P95|Min|Max)):")
+
+
+def _without_wall_clock(summary: str) -> list[str]:
+    return [line for line in summary.splitlines() if not WALL_CLOCK.match(line)]
+
+
+def test_sigkilled_run_resumes_without_loss_or_double_count(tmp_path: Path) -> None:
+    names = ["eva_airline__voluntary_date_change", "eva_airline__1_1_3", "eva_airline__1_1_5",
+             "eva_airline__2_1_2", "eva_airline__2_1_6", "eva_airline__3_1_5", "eva_airline__4_2_5",
+             "eva_airline__5_1_3", "eva_airline__5_2_5", "eva_airline__6_1_1", "eva_airline__escalation_edge_case",
+             "eva_airline__7_4_1"]
+    env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
+    assert _manage("migrate", "-v", "0", env=env).returncode == 0
+    common = ["run_eval", "--modality", "text", "--scenarios", *names]
+
+    reference = _manage(*common, "--output-dir", str(tmp_path / "reference"), env=env)
+    assert reference.returncode == 0, reference.stderr
+    reference_summary = next((tmp_path / "reference").glob("eval_*/all_summary.txt")).read_text()
+
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "manage.py", *common, "--output-dir", str(out)], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(out.glob("eval_*/*/metrics.json"))) < 3:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    session = next(out.glob("eval_*"))
+    done_before = len(list(session.glob("*/metrics.json")))
+    assert 3 <= done_before < len(names), "the run must be killed part-way"
+    assert not (session / "all_summary.txt").exists()
+
+    resumed = _manage(*common, "--output-dir", str(out), "--resume", session.name.removeprefix("eval_"), env=env)
+    assert resumed.returncode == 0, resumed.stderr
+
+    live_dirs = sorted(p.name for p in session.iterdir() if p.is_dir() and ".killed." not in p.name)
+    assert live_dirs == sorted(names)
+    for killed in (p for p in session.iterdir() if ".killed." in p.name):
+        assert (killed / "__KILLED__").exists()
+    all_metrics = json.loads((session / "all_metrics.json").read_text())
+    assert [m["scenario_name"] for m in all_metrics] == names
+    assert _without_wall_clock((session / "all_summary.txt").read_text()) == _without_wall_clock(reference_summary)
+    invocations = json.loads((session / "run_args.json").read_text())["invocations"]
+    assert len(invocations) == 2 and invocations[1]["resumed_from_invocation"] == 0
+    assert "=== RESUMING run " in (session / "evaluation_log.txt").read_text()
+
+    rows = subprocess.run(
+        [sys.executable, "-c", "import django,os;os.environ.setdefault('DJANGO_SETTINGS_MODULE','evasite.settings');"
+         "django.setup();from scoring.models import ScenarioResult as R, Run;"
+         f"r=Run.objects.get(session_dir__endswith='{session.name}');"
+         "print(r.status, R.objects.filter(run=r).count(), R.objects.filter(run=r).values('scenario_name').distinct().count())"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert rows.stdout.split() == ["finished", str(len(names)), str(len(names))], rows.stderr
+
+
+def test_check_resume_command_reports_the_killed_run(tmp_path: Path) -> None:
+    session = tmp_path / "eval_20260101_000000"
+    done = session / "eva_airline__1_1_3"
+    done.mkdir(parents=True)
+    (done / "metrics.json").write_text(json.dumps({"total_turns": 7, "stop_reason": "[EXIT]",
+                                                   "token_usage": {"agent": {"n_calls": 5}}}))
+    flight = session / "eva_airline__1_1_4"
+    (flight / "scenario_config").mkdir(parents=True)
+    env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
+    proc = _manage("check_resume", str(session), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (
+        f"Eval dir : {session}\n"
+        "Min agent turns: 0\n"
+        "Total scenarios: 2  (1 completed, 1 would re-run, 0 fresh)\n"
+        "\n"
+        "Would re-run (1):\n"
+        "  eva_airline__1_1_4  [no metrics.json (in-flight)]\n"
+    )
+    assert _manage("check_resume", str(tmp_path / "absent"), env=env).returncode == 1
