@@ -1,0 +1,61 @@
+"""Everything that tunes one bridge session; defaults are the spec's (harness.md §3, §6, §9)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+Modality = Literal["voice", "text"]
+EndPolicy = Literal["tool-only", "valid-terminal-state"]
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    modality: Modality = "voice"
+    duration_seconds: float = 900.0
+    inactivity_timeout: float = 120.0
+    """Seconds without meaningful activity before [INACTIVITY_TIMEOUT]; 0 disables."""
+    conversation_end_policy: EndPolicy = "tool-only"
+    pause: float = 0.5
+    """Sleep between closing the setup connections and opening the conversation ones."""
+    kickoff_delay: float = 1.0
+    """Delay between the agent's conversation handshake and the ``Hello`` kickoff."""
+    audio_chunk_seconds: float = 0.016
+    user_out_rate: int = 24000
+    agent_out_rate: int = 24000
+    user_in_rate: int = 16000
+    agent_in_rate: int = 16000
+    recording_rate: int = 16000
+    speech_rms_threshold: float = 200.0
+    settle: float = 0.5
+    """Delay between an exit signal and stopping, so final tool results reach both contexts."""
+    grace: float = 1.0
+    """Draining time after the duration elapsed before the loops end."""
+    request_timeout: float = 15.0
+    handshake_timeout: float = 5.0
+    include_db_agent: bool = True
+    """Ask the agent's summary for its final DB (this project; upstream sends false)."""
+
+    def __post_init__(self) -> None:
+        if self.modality not in ("voice", "text"):
+            raise ValueError(f"unknown modality {self.modality!r}")
+        if self.duration_seconds <= 0:
+            raise ValueError("duration must be > 0")
+        if self.conversation_end_policy not in ("tool-only", "valid-terminal-state"):
+            raise ValueError(f"unknown conversation_end_policy {self.conversation_end_policy!r}")
+
+    @property
+    def effective_pause(self) -> float:
+        """The pause and the kickoff delay warm up audio pipelines: 0 in text modality (§6.7)."""
+        return self.pause if self.modality == "voice" else 0.0
+
+    @property
+    def effective_kickoff_delay(self) -> float:
+        return self.kickoff_delay if self.modality == "voice" else 0.0
+
+    @classmethod
+    def for_modality(cls, modality: Modality, **overrides: object) -> "BridgeConfig":
+        """Defaults for ``modality``: text has no pause and no kickoff delay (§6.7)."""
+        base = cls(modality=modality)
+        if modality == "text":
+            base = replace(base, pause=0.0, kickoff_delay=0.0)
+        return replace(base, **overrides)  # type: ignore[arg-type]

@@ -1,0 +1,299 @@
+"""The bridge engine: one attempt of one scenario between two peers (harness.md §3.2, §4, §9).
+
+``run_session`` sets both bots up, runs the conversation (relaying audio or, in text modality,
+utterance messages), stops on the first stop condition, pulls each bot's context and summary
+on its own connection, and returns a ``SessionOutcome``. It never writes files: the runner does.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime
+from typing import Callable
+
+from voice.bridge.audio import Recording, resample
+from voice.bridge.config import BridgeConfig
+from voice.bridge.conversation import ConversationState, other
+from voice.bridge.endpoints import PeerEndpoint
+from voice.bridge.outcome import SessionInputs, SessionOutcome, SessionSetupError
+from voice.bridge.relay import AudioRelay
+from voice.bridge.requests import request_or_none
+from voice.bridge.setup import open_connection, prepare_bots
+from voice.bridge.summary import merge_summaries, parse_context
+from voice.protocol import rtvi
+from voice.protocol.channel import AudioChunk, Channel, ConnectionClosed
+
+EXIT = "[EXIT]"
+SIMULATOR_EXIT = "[SIMULATOR_EXIT]"
+INACTIVITY_TIMEOUT = "[INACTIVITY_TIMEOUT]"
+TIMEOUT = "[TIMEOUT]"
+DISCONNECTED = "[DISCONNECTED]"
+WATCHDOG_PERIOD = 0.1
+
+__all__ = [
+    "run_session", "SessionInputs", "SessionOutcome", "SessionSetupError",
+    "EXIT", "SIMULATOR_EXIT", "INACTIVITY_TIMEOUT", "TIMEOUT", "DISCONNECTED",
+]
+
+
+async def run_session(
+    *,
+    scenario_inputs: SessionInputs,
+    agent: PeerEndpoint,
+    user: PeerEndpoint | None,
+    config: BridgeConfig,
+    on_event: Callable[[dict], None] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> SessionOutcome:
+    """Run one attempt; raises ``SessionSetupError`` when the bots cannot be set up.
+
+    ``user=None`` is human mode: there is no user bot to set up or pull from (§3.3).
+    """
+    session = _Session(scenario_inputs, agent, user, config, on_event, log)
+    return await session.run()
+
+
+class _Session:
+    def __init__(self, inputs: SessionInputs, agent: PeerEndpoint, user: PeerEndpoint | None,
+                 config: BridgeConfig, on_event: Callable[[dict], None] | None,
+                 log: Callable[[str], None] | None) -> None:
+        self.inputs = inputs
+        self.endpoints: dict[str, PeerEndpoint] = {"agent": agent} if user is None else {"user": user, "agent": agent}
+        self.config = config
+        self.on_event = on_event
+        self._log_sink = log
+        self.lines: list[str] = []
+        self.channels: dict[str, Channel] = {}
+        self.relays: dict[str, AudioRelay] = {}
+        self.stop_reason: str | None = None
+        self._stopped = asyncio.Event()
+        self._processing = True
+        self._t0 = 0.0
+        self.state = ConversationState(
+            modality=config.modality, speech_rms_threshold=config.speech_rms_threshold,
+            on_event=on_event, log=self.log,
+        )
+
+    # --- plumbing ---------------------------------------------------------------------------------
+
+    def log(self, line: str) -> None:
+        stamped = f"[{datetime.now().strftime('%H:%M:%S.%f')[:-3]}] {line}"
+        self.lines.append(stamped)
+        if self._log_sink is not None:
+            self._log_sink(stamped)
+
+    def now(self) -> float:
+        """Seconds since the conversation start (monotonic)."""
+        return time.monotonic() - self._t0
+
+    def _fire(self, reason: str, delay: float = 0.0) -> None:
+        """Record the first stop reason; stop the loops after ``delay`` (settle / grace)."""
+        if self.stop_reason is not None:
+            return
+        self.stop_reason = reason
+        self.log(f"stop: {reason} (stopping in {delay:.2f} s)")
+        if self.on_event is not None:
+            self.state.emit({"type": "stop", "reason": reason})
+        if delay > 0:
+            asyncio.get_running_loop().call_later(delay, self._stopped.set)
+        else:
+            self._stopped.set()
+
+    def _lost(self, side: str, why: str) -> None:
+        if not self._stopped.is_set():
+            self.log(f"{side}: connection lost ({why})")
+            self._fire(DISCONNECTED)
+
+    # --- phases -----------------------------------------------------------------------------------
+
+    async def run(self) -> SessionOutcome:
+        await self._setup()
+        await asyncio.sleep(self.config.effective_pause)
+        return await self._converse()
+
+    async def _setup(self) -> None:
+        channels: dict[str, Channel] = {}
+        try:
+            for side, endpoint in self.endpoints.items():
+                channels[side] = await open_connection(side, endpoint, self.config, self.log, conversation=False)
+                self.log(f"{side}: setup connection ready ({endpoint.label})")
+            await prepare_bots(channels, self.inputs, self.config, self.log)
+        except SessionSetupError as exc:
+            self.log(f"ERROR: {exc}")
+            raise
+        finally:
+            await asyncio.gather(*(channel.close() for channel in channels.values()), return_exceptions=True)
+
+    async def _converse(self) -> SessionOutcome:
+        self._t0 = time.monotonic()
+        start_iso = datetime.now().isoformat()
+        try:
+            for side, endpoint in self.endpoints.items():
+                self.channels[side] = await open_connection(side, endpoint, self.config, self.log, conversation=True)
+                self.log(f"{side}: conversation connection ready")
+            await self._run_loops()
+            pulls = await self._pull_all()
+        finally:
+            await asyncio.gather(*(channel.close() for channel in self.channels.values()), return_exceptions=True)
+        return self._outcome(pulls, start_iso)
+
+    async def _run_loops(self) -> None:
+        """Run the per-side loops until the first stop condition has fired (and settled)."""
+        tasks = self._start_loops()
+        try:
+            await self._stopped.wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _start_loops(self) -> list[asyncio.Task]:
+        tasks = [asyncio.create_task(self._watchdog())]
+        if self.config.modality == "voice":
+            for side in self.channels:
+                rate = self.config.agent_in_rate if side == "agent" else self.config.user_in_rate
+                self.relays[side] = AudioRelay(dest_rate=rate, frame_seconds=self.config.audio_chunk_seconds)
+                tasks.append(asyncio.create_task(self._send_loop(side)))
+        for side, channel in self.channels.items():
+            tasks.append(asyncio.create_task(self._receive_loop(side, channel)))
+        tasks.append(asyncio.create_task(self._kickoff()))
+        return tasks
+
+    # --- loops ------------------------------------------------------------------------------------
+
+    async def _watchdog(self) -> None:
+        config = self.config
+        while not self._stopped.is_set():
+            now = self.now()
+            if now >= config.duration_seconds:
+                self._processing = False  # events during the grace period are not processed
+                self._fire(TIMEOUT, config.grace)
+            elif config.inactivity_timeout > 0 and now - self.state.last_activity >= config.inactivity_timeout:
+                self._fire(INACTIVITY_TIMEOUT)
+            await asyncio.sleep(WATCHDOG_PERIOD)
+
+    async def _kickoff(self) -> None:
+        await asyncio.sleep(self.config.effective_kickoff_delay)
+        try:
+            await self.channels["agent"].send(rtvi.send_text("Hello"))
+            self.log("agent: kickoff sent")
+        except ConnectionClosed as exc:
+            self._lost("agent", str(exc))
+
+    async def _receive_loop(self, side: str, channel: Channel) -> None:
+        while True:
+            try:
+                item = await channel.recv()
+            except ConnectionClosed as exc:
+                self._lost(side, str(exc))
+                return
+            if not self._processing or self.now() >= self.config.duration_seconds:
+                continue
+            try:
+                await self._handle(side, item)
+            except Exception as exc:  # one bad event must not end the conversation
+                self.log(f"{side}: error handling inbound item: {type(exc).__name__}: {exc}")
+
+    async def _handle(self, side: str, item: object) -> None:
+        now = self.now()
+        if isinstance(item, AudioChunk):
+            if self.config.modality == "voice":
+                self.state.on_audio(side, item, now)
+                relay = self.relays.get(other(side))
+                if relay is not None:
+                    relay.put(item)
+            return
+        if not isinstance(item, dict):
+            return
+        if rtvi.message_type(item) == "utterance" and self.config.modality == "text":
+            await self._forward(other(side), item)
+        exited = self.state.on_message(side, item, now)
+        if exited == "agent":
+            self._fire(EXIT, self.config.settle)
+        elif exited == "user" and self.config.conversation_end_policy == "valid-terminal-state":
+            self._fire(SIMULATOR_EXIT, self.config.settle)
+
+    async def _forward(self, side: str, message: dict) -> None:
+        channel = self.channels.get(side)
+        if channel is None:
+            return
+        try:
+            await channel.send(message)
+        except ConnectionClosed as exc:
+            self._lost(side, str(exc))
+
+    def _forwarding(self) -> bool:
+        """Send loops stop forwarding once the duration elapsed (they keep draining, §6.2)."""
+        return self._processing and self.now() < self.config.duration_seconds
+
+    async def _send_loop(self, side: str) -> None:
+        channel = self.channels[side]
+        relay = self.relays[side]
+        try:
+            await relay.run(channel.send, forwarding=self._forwarding)
+        except ConnectionClosed as exc:
+            self._lost(side, str(exc))
+
+    # --- end of scenario --------------------------------------------------------------------------
+
+    async def _pull_all(self) -> dict[str, tuple[list, dict | None]]:
+        sides = list(self.channels)
+        results = await asyncio.gather(*(self._pull(side) for side in sides))
+        return dict(zip(sides, results))
+
+    async def _pull(self, side: str) -> tuple[list, dict | None]:
+        """get_context_history then get_scenario_summary on ``side``'s own connection."""
+        channel, timeout = self.channels[side], self.config.request_timeout
+        context = await request_or_none(channel, "get_context_history", {}, side=side, timeout=timeout, log=self.log)
+        include_db = self.config.include_db_agent if side == "agent" else False
+        summary = await request_or_none(
+            channel, "get_scenario_summary", {"include_db": include_db}, side=side, timeout=timeout, log=self.log
+        )
+        return parse_context(context), summary if isinstance(summary, dict) else None
+
+    def _recording(self) -> Recording | None:
+        if self.config.modality != "voice" or not self.relays:
+            return None
+        rate = self.config.recording_rate
+        left = self.relays.get("agent")
+        right = self.relays.get("user")
+        return Recording(
+            left=resample(bytes(left.sent), left.dest_rate, rate) if left else b"",
+            right=resample(bytes(right.sent), right.dest_rate, rate) if right else b"",
+            sample_rate=rate,
+        )
+
+    def _outcome(self, pulls: dict[str, tuple[list, dict | None]], start_iso: str) -> SessionOutcome:
+        agent_context, agent_summary = pulls.get("agent", ([], None))
+        user_context, user_summary = pulls.get("user", (None, None))
+        merged = merge_summaries(agent_summary, user_summary) if agent_summary is not None else None
+        final_db = agent_summary.get("db") if agent_summary else None
+        state = self.state
+        state.transcript.finalize_open(self.now())
+        stop_reason = self.stop_reason or TIMEOUT
+        duration = self.now()
+        self.log(f"conversation ended: {stop_reason}, {len(state.transcript.turns)} turns, {duration:.2f} s")
+        return SessionOutcome(
+            turns=state.transcript.turns,
+            segments=state.transcript.segments,
+            latencies=state.latency.records,
+            stop_reason=stop_reason,
+            end_conversation_tool_called="agent" in state.exits,
+            simulator_end_reported="user" in state.exits,
+            last_speaker=state.transcript.last_speaker,
+            token_usage=state.token_usage,
+            merged_summary=merged,
+            agent_summary=agent_summary,
+            user_summary=user_summary,
+            agent_final_db=final_db if isinstance(final_db, dict) else None,
+            agent_context=agent_context,
+            user_context=user_context if "user" in self.channels else None,
+            duration_seconds=duration,
+            start_time_iso=start_iso,
+            end_time_iso=datetime.now().isoformat(),
+            final_responses=state.final_responses,
+            recording=self._recording(),
+            heard=state.heard,
+            bridge_log=self.lines,
+            modality=self.config.modality,
+        )

@@ -1,0 +1,67 @@
+"""What goes into a bridge session and what comes out of it (the runner's view)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from voice.bridge.audio import Recording
+
+
+class SessionSetupError(RuntimeError):
+    """Setup failed (connect, prompt, seeding): an attempt error, never a scored conversation."""
+
+
+@dataclass(frozen=True)
+class SessionInputs:
+    """The scenario as the bridge sends it (§3.2 steps 3-5)."""
+
+    user_prompt: str
+    user_tools_json: str
+    agent_prompt: str
+    agent_tools_json: str
+    tool_domain: str
+    agent_shared_state_init: dict = field(default_factory=dict)
+    user_shared_state_init: dict = field(default_factory=dict)
+    initialization_actions: tuple = ()
+    """Init-function records sent with apply_initialization (empty for eva_airline)."""
+
+
+@dataclass
+class SessionOutcome:
+    """Everything the runner needs to score an attempt and write its artifacts (§14)."""
+
+    turns: list[dict]
+    segments: list[dict]
+    latencies: list[dict]
+    stop_reason: str
+    end_conversation_tool_called: bool
+    simulator_end_reported: bool
+    last_speaker: str | None
+    token_usage: dict
+    merged_summary: dict | None
+    """§5.8 merge; None when the agent's summary pull failed."""
+    agent_summary: dict | None
+    user_summary: dict | None
+    agent_final_db: dict | None
+    agent_context: list
+    user_context: list | None
+    duration_seconds: float
+    start_time_iso: str
+    end_time_iso: str
+    final_responses: list[str]
+    recording: Recording | None
+    heard: list[str | None]
+    """Per turn index: the final ASR text the other side's bot reported for it (voice), or None."""
+    bridge_log: list[str]
+    modality: str = "voice"
+
+    @property
+    def total_turns(self) -> int:
+        return len(self.turns)
+
+    def write_wav(self, path: str | Path) -> bool:
+        """Write ``conversation_log.wav``; False (nothing written) when no audio was sent."""
+        if self.recording is None or not (self.recording.left or self.recording.right):
+            return False
+        self.recording.write_wav(path)
+        return True

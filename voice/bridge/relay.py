@@ -1,0 +1,85 @@
+"""One direction of the paced audio relay (harness.md §6.2).
+
+The source's receive loop ``put``s chunks; ``run`` sends one frame per period to the destination
+on an absolute clock, from a small jitter buffer, with silence whenever there is no audio (the
+bridge streams continuously to every bot). Every frame sent is also kept for the recording.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Awaitable, Callable
+
+from voice.bridge.audio import resample
+from voice.protocol.channel import AudioChunk
+
+READY_FRAMES = 5
+MAX_UNDERFLOWS = 5
+
+
+class JitterBuffer:
+    """Becomes ready at 5 frames; a partial frame is never emitted; >5 underflows -> not ready."""
+
+    def __init__(self, frame_bytes: int) -> None:
+        self.frame_bytes = frame_bytes
+        self._data = bytearray()
+        self._ready = False
+        self._underflows = 0
+
+    def push(self, pcm: bytes) -> None:
+        self._data.extend(pcm)
+
+    def pop(self) -> tuple[bytes, bool]:
+        """The next frame and whether it carries audio (``has_speech``)."""
+        if not self._ready and len(self._data) >= READY_FRAMES * self.frame_bytes:
+            self._ready, self._underflows = True, 0
+        if self._ready:
+            if len(self._data) >= self.frame_bytes:
+                frame = bytes(self._data[: self.frame_bytes])
+                del self._data[: self.frame_bytes]
+                self._underflows = 0
+                return frame, True
+            self._underflows += 1
+            if self._underflows > MAX_UNDERFLOWS:
+                self._ready = False
+        return bytes(self.frame_bytes), False
+
+
+class AudioRelay:
+    """Source -> destination audio at the destination's input rate."""
+
+    def __init__(self, *, dest_rate: int, frame_seconds: float) -> None:
+        self.dest_rate = dest_rate
+        self.frame_seconds = frame_seconds
+        self.frame_samples = max(1, round(dest_rate * frame_seconds))
+        self._queue: asyncio.Queue[AudioChunk] = asyncio.Queue()
+        self._buffer = JitterBuffer(self.frame_samples * 2)
+        self.sent = bytearray()
+        """Every frame sent, at ``dest_rate`` (for the recording)."""
+
+    def put(self, chunk: AudioChunk) -> None:
+        self._queue.put_nowait(chunk)
+
+    def _drain(self) -> None:
+        while not self._queue.empty():
+            chunk = self._queue.get_nowait()
+            self._buffer.push(resample(chunk.pcm, chunk.sample_rate, self.dest_rate))
+
+    async def run(
+        self,
+        send: Callable[[AudioChunk], Awaitable[None]],
+        *,
+        forwarding: Callable[[], bool],
+    ) -> None:
+        """Send frames until cancelled; while ``forwarding()`` is false, only drain."""
+        next_target = time.monotonic()
+        while True:
+            self._drain()
+            if forwarding():
+                frame, _ = self._buffer.pop()
+                await send(AudioChunk(frame, self.dest_rate))
+                self.sent.extend(frame)
+                next_target += self.frame_seconds
+            else:
+                next_target = time.monotonic() + 0.1
+            await asyncio.sleep(max(0.001, next_target - time.monotonic()))

@@ -1,0 +1,58 @@
+"""``manage.py run_bot``: serve one bot (agent or simulated user) over the harness WebSocket."""
+from __future__ import annotations
+
+import asyncio
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from voice.bots.host import BotHost
+from voice.protocol.websocket import serve_websocket
+
+
+class Command(BaseCommand):
+    help = "Serve a bot (built-in brain or the protocol double) on ws://HOST:PORT."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--role", choices=("agent", "user"), required=True)
+        parser.add_argument("--port", type=int, required=True, help="0 picks a free port")
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--modality", choices=("text", "voice"), default="voice")
+        parser.add_argument("--model", default="", help="model name (built-in or endpoint model)")
+        parser.add_argument("--llm-url", default=None, help="OpenAI-compatible base URL")
+        parser.add_argument("--api-key-name", default=None, help="environment variable holding the API key")
+        parser.add_argument("--double", action="store_true", help="serve the protocol double instead")
+
+    def handle(self, *args: object, **options: object) -> None:
+        host = self._bot_host(options)
+        try:
+            asyncio.run(self._serve(host, str(options["host"]), int(options["port"])))  # type: ignore[arg-type]
+        except KeyboardInterrupt:
+            pass
+
+    def _bot_host(self, options: dict) -> BotHost:
+        role, modality = str(options["role"]), str(options["modality"])
+        if options["double"]:
+            from voice.testing.double import default_options, double_host
+
+            return double_host(default_options(role, modality))  # type: ignore[arg-type]
+        if not options["model"]:
+            raise CommandError("--model is required unless --double is given")
+        from voice.bots.factory import build_brain
+
+        brain = build_brain(
+            role,
+            model=str(options["model"]),
+            llm_url=options["llm_url"],  # type: ignore[arg-type]
+            api_key_name=options["api_key_name"],  # type: ignore[arg-type]
+            modality=modality,
+        )
+        return BotHost(brain)
+
+    async def _serve(self, bot_host: BotHost, host: str, port: int) -> None:
+        server = await serve_websocket(bot_host, host, port)
+        self.stdout.write(f"Listening on {server.url}")
+        self.stdout.flush()
+        try:
+            await server.serve_forever()
+        finally:
+            await server.close()

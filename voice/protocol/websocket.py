@@ -1,0 +1,187 @@
+"""The WebSocket form of a bridge <-> bot connection (harness.md §2.2).
+
+Binary messages only, each one pipecat protobuf ``Frame`` (``wire.py``). The bridge is the client;
+a bot is a single-client server. Anything that is not a frame we understand ends the connection as
+a protocol error, surfacing as ``ConnectionClosed`` like any other loss of the peer.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Callable, Protocol, Sequence, Union
+
+import websockets
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.server import Server, ServerConnection, serve
+
+from voice.protocol.channel import Channel, ConnectionClosed, Item
+from voice.protocol.wire import WireError, decode, encode
+
+logger = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+"""Context-history responses can be large; the spec asks for at least 16 MiB."""
+PING_INTERVAL = 20.0
+PING_TIMEOUT = 10.0
+CLOSE_TIMEOUT = 10.0
+PROTOCOL_ERROR = 1002
+
+
+class WebSocketChannel:
+    """A ``Channel`` over one websockets connection (client or server side)."""
+
+    def __init__(self, ws: ClientConnection | ServerConnection) -> None:
+        self._ws = ws
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed or self._ws.close_code is not None
+
+    async def send(self, item: Item) -> None:
+        if self.closed:
+            raise ConnectionClosed("websocket closed")
+        try:
+            await self._ws.send(encode(item))
+        except websockets.ConnectionClosed as exc:
+            self._closed = True
+            raise ConnectionClosed(str(exc)) from exc
+
+    async def recv(self) -> Item:
+        if self._closed:
+            raise ConnectionClosed("websocket closed")
+        try:
+            data = await self._ws.recv()
+        except websockets.ConnectionClosed as exc:
+            self._closed = True
+            raise ConnectionClosed(str(exc)) from exc
+        if isinstance(data, str):
+            raise await self._protocol_error("text message on a binary-only connection")
+        try:
+            return decode(data)
+        except WireError as exc:
+            raise await self._protocol_error(str(exc)) from exc
+
+    async def close(self) -> None:
+        if self._closed and self._ws.close_code is not None:
+            return
+        self._closed = True
+        try:
+            await self._ws.close()
+        except Exception:  # closing an already broken socket must never raise
+            logger.debug("websocket close failed", exc_info=True)
+
+    async def _protocol_error(self, reason: str) -> ConnectionClosed:
+        """Close with 1002 and return the exception that ends the caller's receive."""
+        self._closed = True
+        try:
+            await self._ws.close(PROTOCOL_ERROR, reason[:120])
+        except Exception:
+            logger.debug("websocket close after protocol error failed", exc_info=True)
+        return ConnectionClosed(f"protocol error: {reason}")
+
+
+async def connect_websocket(
+    url: str,
+    *,
+    attempts: int = 5,
+    backoff: Sequence[float] = (1, 2, 4, 8),
+    keepalive_timeout: float | None = PING_TIMEOUT,
+) -> Channel:
+    """Connect to a bot with retries (§3.2 step 2); raises ``ConnectionError`` after the last try.
+
+    ``keepalive_timeout=None`` disables the ping timeout, as the conversation connections should
+    (a long LLM pause must not drop the socket).
+    """
+    last_error: Exception | None = None
+    for attempt in range(max(1, attempts)):
+        if attempt:
+            await asyncio.sleep(backoff[min(attempt - 1, len(backoff) - 1)] if backoff else 0)
+        try:
+            ws = await connect(
+                url,
+                max_size=MAX_MESSAGE_BYTES,
+                ping_interval=PING_INTERVAL,
+                ping_timeout=keepalive_timeout,
+                close_timeout=CLOSE_TIMEOUT,
+                compression=None,
+                proxy=None,
+                open_timeout=10,
+            )
+            return WebSocketChannel(ws)
+        except (OSError, asyncio.TimeoutError, websockets.InvalidHandshake) as exc:
+            last_error = exc
+            logger.info("connect %s attempt %d failed: %s", url, attempt + 1, exc)
+    raise ConnectionError(f"could not connect to {url} after {attempts} attempts: {last_error}")
+
+
+class ServesChannels(Protocol):
+    """What the server needs from a bot host (``voice.bots.host.BotHost``)."""
+
+    async def serve(self, channel: Channel) -> None: ...
+
+
+HostLike = Union[ServesChannels, Callable[[], ServesChannels]]
+
+
+class BotServer:
+    """A running single-client bot server; ``port`` is the bound port (works with port 0)."""
+
+    def __init__(self, host_obj: ServesChannels, host: str) -> None:
+        self._bot_host = host_obj
+        self.host = host
+        self.port = 0
+        self._server: Server | None = None
+        self._active: WebSocketChannel | None = None
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}:{self.port}"
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        # Single client: a newer connection replaces the previous one (the bridge opens a fresh
+        # connection per phase; a vanished old client must not block it).
+        previous, channel = self._active, WebSocketChannel(ws)
+        self._active = channel
+        if previous is not None:
+            await previous.close()
+        try:
+            await self._bot_host.serve(channel)
+        finally:
+            if self._active is channel:
+                self._active = None
+            await channel.close()
+
+    async def start(self, port: int) -> None:
+        self._server = await serve(
+            self._handle,
+            self.host,
+            port,
+            max_size=MAX_MESSAGE_BYTES,
+            ping_interval=PING_INTERVAL,
+            ping_timeout=None,
+            close_timeout=CLOSE_TIMEOUT,
+            compression=None,
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def serve_forever(self) -> None:
+        assert self._server is not None
+        await self._server.serve_forever()
+
+    async def close(self) -> None:
+        if self._server is None:
+            return
+        if self._active is not None:
+            await self._active.close()
+        self._server.close()
+        await self._server.wait_closed()
+
+
+async def serve_websocket(host_or_factory: HostLike, host: str = "127.0.0.1", port: int = 0) -> BotServer:
+    """Start serving a ``BotHost`` (or a zero-argument factory, called once so the bot's state
+    survives reconnects) on ``host:port``; returns once bound."""
+    bot_host = host_or_factory if hasattr(host_or_factory, "serve") else host_or_factory()
+    server = BotServer(bot_host, host)
+    await server.start(port)
+    return server
