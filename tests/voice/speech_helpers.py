@@ -1,0 +1,53 @@
+"""Run pipecat speech services in a tiny pipeline and collect what they produce."""
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import soxr
+from pipecat.frames.frames import EndFrame, Frame, TTSAudioRawFrame, TTSSpeakFrame
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.workers.runner import WorkerRunner
+
+
+class AudioCollector(FrameProcessor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pcm = bytearray()
+        self.rate = 0
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, TTSAudioRawFrame):
+            self.pcm += frame.audio
+            self.rate = frame.sample_rate
+        await self.push_frame(frame, direction)
+
+
+async def synthesize(service, text: str, sample_rate: int = 24000) -> tuple[bytes, int]:
+    """Speak ``text`` through a TTS service; returns (s16le mono pcm, rate)."""
+    collector = AudioCollector()
+    worker = PipelineWorker(
+        Pipeline([service, collector]),
+        params=PipelineParams(audio_out_sample_rate=sample_rate),
+        enable_rtvi=False,
+        idle_timeout_secs=None,
+        check_dangling_tasks=False,
+    )
+    runner = WorkerRunner(handle_sigint=False, check_dangling_tasks=False)
+    await runner.add_workers(worker)
+    await worker.queue_frames([TTSSpeakFrame(text), EndFrame()])
+    await asyncio.wait_for(runner.run(), 60)
+    return bytes(collector.pcm), collector.rate
+
+
+def resample(pcm: bytes, rate: int, target: int) -> bytes:
+    samples = np.frombuffer(pcm, dtype=np.int16)
+    return soxr.resample(samples, rate, target).astype(np.int16).tobytes()
+
+
+def rms(pcm: bytes) -> float:
+    samples = np.frombuffer(pcm, dtype=np.int16).astype(np.float64)
+    return float(np.sqrt(np.mean(samples**2))) if samples.size else 0.0

@@ -1,0 +1,117 @@
+"""``build_brain``: the one place that turns a model slot's configuration into a bot brain."""
+from __future__ import annotations
+
+import ipaddress
+import os
+from typing import Optional
+from urllib.parse import urlparse
+
+from voice.bots.brain import Brain
+from voice.bots.pipeline import PipecatBrain, SpeechFactories
+
+AGENT_MODELS = ("gold-replay", "null")
+USER_MODELS = ("scripted",)
+
+
+def build_brain(
+    role: str,
+    *,
+    model: str,
+    llm_url: Optional[str] = None,
+    api_key_name: Optional[str] = None,
+    modality: str = "text",
+    tts: Optional[str] = None,
+    stt: Optional[str] = None,
+    pace_audio: Optional[bool] = None,
+    turn_gap_secs: float = 1.0,
+) -> Brain:
+    """A ``PipecatBrain`` for ``role`` ("agent" | "user").
+
+    ``model`` names a built-in model ("gold-replay" / "null" for the agent, "scripted" for the
+    passenger) or, together with ``llm_url``, the model served by an OpenAI-compatible endpoint.
+    The API key is read from the environment variable ``api_key_name`` when the pipeline is
+    built and never stored; without one, only a loopback endpoint is accepted (key
+    "not-needed"). ``pace_audio`` (default: on in voice) sends TTS audio in real time;
+    ``turn_gap_secs`` is the quiet time that ends a heard turn in voice modality.
+    """
+    options = {"pace_audio": pace_audio, "turn_gap_secs": turn_gap_secs}
+    if role not in ("agent", "user"):
+        raise ValueError(f"role must be 'agent' or 'user', not {role!r}")
+    if modality not in ("text", "voice"):
+        raise ValueError(f"modality must be 'text' or 'voice', not {modality!r}")
+
+    speech = _speech(tts, stt) if modality == "voice" else None
+    if llm_url:
+        _check_api_key(llm_url, api_key_name)
+
+        def openai_llm(brain: PipecatBrain):
+            from pipecat.services.openai.llm import OpenAILLMService
+
+            return OpenAILLMService(
+                api_key=_check_api_key(llm_url, api_key_name),
+                base_url=llm_url,
+                settings=OpenAILLMService.Settings(model=model),
+            )
+
+        return PipecatBrain(role=role, llm_factory=openai_llm, modality=modality, speech=speech, **options)
+
+    from voice.bots.models.base import BuiltinLLMService
+
+    owner: list[PipecatBrain] = []  # the policy reads prompt / shared_state of its brain
+    policy = _builtin_policy(role, model, owner)
+
+    def builtin_llm(brain: PipecatBrain):
+        return BuiltinLLMService(policy)
+
+    brain = PipecatBrain(
+        role=role, llm_factory=builtin_llm, modality=modality, speech=speech, policy=policy, **options
+    )
+    owner.append(brain)
+    return brain
+
+
+def _builtin_policy(role: str, model: str, owner: list[PipecatBrain]):
+    known = AGENT_MODELS if role == "agent" else USER_MODELS
+    if model not in known:
+        raise ValueError(
+            f"unknown {role} model {model!r}: built-in {role} models are {', '.join(known)}; "
+            "any other model name needs an OpenAI-compatible llm_url"
+        )
+    if model == "gold-replay":
+        from voice.bots.models.gold_replay import GoldReplayPolicy
+
+        return GoldReplayPolicy(lambda: owner[0].shared_state)
+    if model == "null":
+        from voice.bots.models.null import NullPolicy
+
+        return NullPolicy()
+    from voice.bots.models.scripted import ScriptedPassengerPolicy
+
+    return ScriptedPassengerPolicy(lambda: owner[0].prompt)
+
+
+def _check_api_key(llm_url: str, api_key_name: Optional[str]) -> str:
+    """The key from the environment; "not-needed" only for a loopback endpoint."""
+    value = os.environ.get(api_key_name) if api_key_name else None
+    if value:
+        return value
+    if _is_loopback(llm_url):
+        return "not-needed"
+    where = f"environment variable {api_key_name!r} is unset" if api_key_name else "no api_key_name given"
+    raise ValueError(f"LLM endpoint {llm_url} is not on loopback and {where}")
+
+
+def _is_loopback(url: str) -> bool:
+    host = (urlparse(url).hostname or "").strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _speech(tts: Optional[str], stt: Optional[str]) -> SpeechFactories:
+    from voice.speech.registry import make_stt, make_tts, make_vad
+
+    return SpeechFactories(tts=lambda: make_tts(tts), stt=lambda: make_stt(stt), vad=make_vad)

@@ -1,0 +1,274 @@
+"""``PipecatBrain``: the built-in bots as pipecat 1.14 pipelines behind the ``Brain`` protocol.
+
+text:  utterance -> user aggregator -> LLM (+tools) -> token metrics -> utterance emitter -> assistant aggregator
+voice: audio -> Silero VAD -> STT -> turn collector -> user aggregator -> LLM (+tools) -> token metrics
+       -> TTS -> speech emitter (events + 24 kHz chunks) -> assistant aggregator
+
+What must survive reconnects lives on the brain (the LLMContext, the tool map, shared_state,
+the model policy); the pipeline itself is rebuilt for every connection and torn down at stop.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, Optional
+
+from loguru import logger
+from pipecat.frames.frames import InputAudioRawFrame, LLMMessagesAppendFrame
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.aggregators.llm_response_universal import (
+    LLMAssistantAggregator,
+    LLMContextAggregatorPair,
+    LLMUserAggregatorParams,
+)
+from pipecat.processors.frame_processor import FrameProcessor
+from pipecat.services.llm_service import LLMService
+from pipecat.turns.user_turn_strategies import ExternalUserTurnStrategies
+from pipecat.utils.types import NOT_GIVEN
+from pipecat.workers.runner import WorkerRunner
+
+from voice.bots.brain import BrainConfig, Emit, Modality
+from voice.bots.processors.metrics_emitter import TokenMetricsEmitter
+from voice.bots.processors.sink import EmitSink
+from voice.bots.processors.speech_output import SpeechOutputEmitter
+from voice.bots.processors.text_output import TextUtteranceEmitter
+from voice.bots.processors.transcript_input import TranscriptTurnCollector
+from voice.bots.toolbox import Toolbox
+from voice.protocol.channel import AudioChunk
+
+INPUT_SAMPLE_RATE = 16000
+OUTPUT_SAMPLE_RATE = 24000
+CONTEXT_WAIT_SECS = 3.0
+
+
+@dataclass
+class SpeechFactories:
+    """Builders for the voice-modality services (fresh instances per pipeline)."""
+
+    tts: Callable[[], FrameProcessor]
+    stt: Callable[[], FrameProcessor]
+    vad: Callable[[], FrameProcessor]
+
+
+class PipecatBrain:
+    """A ``Brain`` whose behaviour is a pipecat pipeline around an LLM service.
+
+    ``llm_factory`` returns a new LLM service for each pipeline (a built-in model or
+    OpenAILLMService); ``policy`` is the built-in model's decision object, kept so ``reset``
+    can clear its per-conversation cache.
+    """
+
+    def __init__(
+        self,
+        *,
+        role: Literal["agent", "user"],
+        llm_factory: Callable[["PipecatBrain"], LLMService],
+        modality: Modality = "text",
+        speech: Optional[SpeechFactories] = None,
+        policy: Any = None,
+        pace_audio: Optional[bool] = None,
+        turn_gap_secs: float = 1.0,
+        chunk_secs: float = 0.1,
+    ) -> None:
+        if role not in ("agent", "user"):
+            raise ValueError(f"role must be 'agent' or 'user', not {role!r}")
+        if modality not in ("text", "voice"):
+            raise ValueError(f"modality must be 'text' or 'voice', not {modality!r}")
+        if modality == "voice" and speech is None:
+            raise ValueError("voice modality needs speech services (tts, stt, vad)")
+        self.role = role
+        self.modality = modality
+        self.policy = policy
+        self._llm_factory = llm_factory
+        self._speech = speech
+        self._turn_gap = turn_gap_secs
+        self._chunk_secs = chunk_secs
+        self._sink = EmitSink(pace_audio=(modality == "voice") if pace_audio is None else pace_audio)
+        self.shared_state: dict = {}
+        self.prompt = ""
+        self.context = LLMContext()
+        self.toolbox = Toolbox(self._sink, lambda: self.shared_state)
+        self._worker: Optional[PipelineWorker] = None
+        self._runner_task: Optional[asyncio.Task] = None
+        self._llm: Optional[LLMService] = None
+        self._assistant: Optional[LLMAssistantAggregator] = None
+        self._lock = asyncio.Lock()
+        self.build_seconds: list[float] = []
+
+    # --- Brain protocol --------------------------------------------------------------------
+    async def start(self, emit: Emit) -> None:
+        self._sink.attach(emit)
+        await self._ensure_pipeline()
+
+    async def stop(self) -> None:
+        await self._sink.detach()
+        await self._shutdown_pipeline()
+
+    async def configure(self, config: BrainConfig) -> None:
+        self.shared_state = config.shared_state
+        self.prompt = config.prompt
+        self.toolbox.configure(config.tools, config.tool_domain)
+        self.context.set_messages([{"role": "system", "content": config.prompt}])
+        schema = self.toolbox.tools_schema()
+        self.context.set_tools(schema if schema is not None else NOT_GIVEN)
+        if self._llm is not None:
+            self.toolbox.register(self._llm)
+        self._reset_policy()
+
+    async def reset(self) -> None:
+        self.toolbox.reset()
+        self._reset_policy()
+
+    async def handle_text(self, text: str, *, kind: Literal["kickoff", "utterance"]) -> None:
+        worker = await self._ensure_pipeline()
+        await worker.queue_frame(
+            LLMMessagesAppendFrame(messages=[{"role": "user", "content": text}], run_llm=True)
+        )
+
+    async def handle_audio(self, chunk: AudioChunk) -> None:
+        if self.modality != "voice":
+            return
+        worker = await self._ensure_pipeline()
+        pcm = chunk.pcm
+        if chunk.sample_rate != INPUT_SAMPLE_RATE or chunk.num_channels != 1:
+            pcm = _resample(pcm, chunk.sample_rate, chunk.num_channels, INPUT_SAMPLE_RATE)
+        await worker.queue_frame(
+            InputAudioRawFrame(audio=pcm, sample_rate=INPUT_SAMPLE_RATE, num_channels=1)
+        )
+
+    async def context_history(self) -> list[dict]:
+        deadline = time.monotonic() + CONTEXT_WAIT_SECS
+        while self._calls_in_progress() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        if self._calls_in_progress():
+            logger.warning("context snapshot taken with a function call still in progress")
+        return [_jsonable(m) for m in self.context.get_messages()]
+
+    # --- helpers for tests and the host ----------------------------------------------------
+    async def drain(self, timeout: float = 5.0) -> None:
+        """Wait until queued events have been delivered."""
+        await self._sink.drain(timeout)
+
+    def _calls_in_progress(self) -> bool:
+        return self._assistant is not None and self._assistant.has_function_calls_in_progress
+
+    def _reset_policy(self) -> None:
+        reset = getattr(self.policy, "reset", None)
+        if callable(reset):
+            reset()
+
+    # --- pipeline lifecycle ----------------------------------------------------------------
+    async def _ensure_pipeline(self) -> PipelineWorker:
+        async with self._lock:
+            if self._worker is not None and self._runner_task is not None and not self._runner_task.done():
+                return self._worker
+            return await self._build_pipeline()
+
+    def _processors(self) -> list[FrameProcessor]:
+        llm = self._llm_factory(self)
+        self.toolbox.register(llm)
+        self._llm = llm
+        pair = LLMContextAggregatorPair(
+            self.context,
+            user_params=LLMUserAggregatorParams(user_turn_strategies=ExternalUserTurnStrategies()),
+        )
+        self._assistant = pair.assistant()
+        metrics = TokenMetricsEmitter(self._sink)
+        if self.modality == "text":
+            return [pair.user(), llm, metrics, TextUtteranceEmitter(self._sink, self.role), pair.assistant()]
+        speech = self._speech
+        assert speech is not None
+        return [
+            speech.vad(),
+            speech.stt(),
+            TranscriptTurnCollector(self._sink, turn_gap_secs=self._turn_gap),
+            pair.user(),
+            llm,
+            metrics,
+            speech.tts(),
+            SpeechOutputEmitter(self._sink, sample_rate=OUTPUT_SAMPLE_RATE, chunk_secs=self._chunk_secs),
+            pair.assistant(),
+        ]
+
+    async def _build_pipeline(self) -> PipelineWorker:
+        began = time.monotonic()
+        worker = PipelineWorker(
+            Pipeline(self._processors()),
+            params=PipelineParams(
+                audio_in_sample_rate=INPUT_SAMPLE_RATE,
+                audio_out_sample_rate=OUTPUT_SAMPLE_RATE,
+                enable_metrics=True,
+                enable_usage_metrics=True,
+                send_initial_empty_metrics=False,
+            ),
+            enable_rtvi=False,
+            enable_turn_tracking=False,
+            idle_timeout_secs=None,
+            cancel_on_idle_timeout=False,
+            check_dangling_tasks=False,
+        )
+        started = asyncio.Event()
+
+        @worker.event_handler("on_pipeline_started")
+        async def _on_started(_worker, _frame):
+            started.set()
+
+        runner = WorkerRunner(handle_sigint=False, check_dangling_tasks=False)
+        await runner.add_workers(worker)
+        self._worker = worker
+        self._runner_task = asyncio.get_running_loop().create_task(runner.run())
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(started.wait(), timeout=10.0)
+        self.build_seconds.append(time.monotonic() - began)
+        return worker
+
+    async def _shutdown_pipeline(self) -> None:
+        async with self._lock:
+            worker, task = self._worker, self._runner_task
+            self._worker, self._runner_task, self._llm = None, None, None
+            if worker is None or task is None:
+                return
+            # Let a just-fired tool call settle into the context before tearing down.
+            deadline = time.monotonic() + 1.0
+            while self._calls_in_progress() and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            self._assistant = None
+            with contextlib.suppress(Exception):
+                await worker.cancel(reason="connection closed")
+            try:
+                await asyncio.wait_for(asyncio.shield(task), timeout=5.0)
+            except (asyncio.TimeoutError, Exception):
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+
+
+def _resample(pcm: bytes, rate: int, channels: int, target: int) -> bytes:
+    import numpy as np
+    import soxr
+
+    samples = np.frombuffer(pcm, dtype=np.int16)
+    if channels > 1:
+        samples = samples.reshape(-1, channels).mean(axis=1)
+    if rate != target:
+        samples = soxr.resample(samples.astype(np.int16), rate, target)
+    return np.asarray(samples, dtype=np.int16).tobytes()
+
+
+def _jsonable(message: Any) -> dict:
+    """A context message as plain JSON data (LLM-specific messages keep their payload)."""
+    if isinstance(message, dict):
+        return json.loads(json.dumps(message, default=_fallback))
+    payload = getattr(message, "message", None)
+    return {"llm_specific": getattr(message, "llm", None), "message": json.loads(json.dumps(payload, default=_fallback))}
+
+
+def _fallback(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        return "<binary>"
+    return str(value)

@@ -1,0 +1,1 @@
+"""Small pipecat FrameProcessors the built-in bots are assembled from."""

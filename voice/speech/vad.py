@@ -1,0 +1,18 @@
+"""Silero VAD from the onnx model shipped inside the pipecat wheel (no download)."""
+from __future__ import annotations
+
+STOP_SECS = 0.6
+
+
+def make_vad_analyzer(sample_rate: int = 16000, *, stop_secs: float = STOP_SECS):
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+    from pipecat.audio.vad.vad_analyzer import VADParams
+
+    return SileroVADAnalyzer(sample_rate=sample_rate, params=VADParams(stop_secs=stop_secs))
+
+
+def make_vad_processor(sample_rate: int = 16000):
+    """The pipeline stage that turns inbound audio into VAD user-speaking frames."""
+    from pipecat.processors.audio.vad_processor import VADProcessor
+
+    return VADProcessor(vad_analyzer=make_vad_analyzer(sample_rate))
