@@ -115,6 +115,22 @@ def validate(options: RunOptions) -> None:
         raise OptionsError("--output-sample-rate must be > 0")
     if options.concurrency > 1 and (options.agent_url or options.user_url):
         raise OptionsError("--concurrency > 1 cannot be used with --agent-url/--user-url (single-client bot servers)")
+    _validate_model_slots(options)
+
+
+def _validate_model_slots(options: RunOptions) -> None:
+    """A built-in bot's model name or endpoint key problem is a usage error, found before any run."""
+    from voice.bots.factory import check_model_slot
+
+    slots = (("agent", options.agent_url, options.agent_model, options.agent_llm_url, options.agent_api_key_name),
+             ("user", options.user_url, options.user_model, options.user_llm_url, options.user_api_key_name))
+    for role, url, model, llm_url, key_name in slots:
+        if url:
+            continue  # a protocol bot brings its own model
+        try:
+            check_model_slot(role, model=model, llm_url=llm_url, api_key_name=key_name)
+        except ValueError as exc:
+            raise OptionsError(f"--{role}-model: {exc}") from exc
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:

@@ -78,7 +78,9 @@ def _manage(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
     for flags in (["--judge-threshold", "1.5"], ["--min-agent-turns", "-1"], ["--duration", "0"],
-                  ["--conversation-end-policy", "sometimes"], ["--concurrency", "2", "--agent-url", "ws://127.0.0.1:9"]):
+                  ["--conversation-end-policy", "sometimes"], ["--concurrency", "2", "--agent-url", "ws://127.0.0.1:9"],
+                  ["--agent-model", "gpt-imaginary"], ["--user-model", "gold-replay"],
+                  ["--agent-model", "m", "--agent-llm-url", "http://203.0.113.5/v1", "--agent-api-key-name", "UNSET_KEY_VAR"]):
         proc = _manage("run_eval", "--output-dir", str(tmp_path), *flags, env=env)
         assert proc.returncode == 2, (flags, proc.stderr)
 

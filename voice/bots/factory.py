@@ -70,13 +70,22 @@ def build_brain(
     return brain
 
 
-def _builtin_policy(role: str, model: str, owner: list[PipecatBrain]):
+def check_model_slot(role: str, *, model: str, llm_url: Optional[str], api_key_name: Optional[str]) -> None:
+    """Raise ValueError now for a configuration ``build_brain`` would refuse later (used to turn
+    a typo into a usage error before any scenario runs)."""
+    if llm_url:
+        _check_api_key(llm_url, api_key_name)
+        return
     known = AGENT_MODELS if role == "agent" else USER_MODELS
     if model not in known:
         raise ValueError(
             f"unknown {role} model {model!r}: built-in {role} models are {', '.join(known)}; "
             "any other model name needs an OpenAI-compatible llm_url"
         )
+
+
+def _builtin_policy(role: str, model: str, owner: list[PipecatBrain]):
+    check_model_slot(role, model=model, llm_url=None, api_key_name=None)
     if model == "gold-replay":
         from voice.bots.models.gold_replay import GoldReplayPolicy
 
