@@ -9,12 +9,16 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evasite.settings")
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from evasite.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # daphne serves no static files itself; in DEBUG let Django do it (collectstatic + a
+        # web server in production).
+        "http": ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app,
         "websocket": URLRouter(websocket_urlpatterns),
     }
 )
