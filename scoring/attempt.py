@@ -84,8 +84,9 @@ async def run_attempt(
         bridge_log.flush()
 
     def on_event(event: dict[str, Any]) -> None:
+        # Named like scenario_started/finished (``<scenario>__trial<k>`` with trials).
         if event.get("type") == "turn" and settings.on_turn is not None:
-            settings.on_turn(scenario.name, str(event.get("role")), str(event.get("text")))
+            settings.on_turn(result_name or scenario.name, str(event.get("role")), str(event.get("text")))
 
     started = time.monotonic()
     try:

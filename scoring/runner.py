@@ -28,7 +28,7 @@ from scoring.evallog import EvalLog
 from scoring.files import read_json, write_json, write_text_atomic
 from scoring.judge import JudgeConfig, judge_enabled
 from scoring.progress import NullProgress, ProgressSink
-from scoring.run_options import RunOptions
+from scoring.run_options import REDACTED, RunOptions
 from scoring.summary import ProjectBlock, format_all_summary
 from voice.bridge.config import BridgeConfig
 from voice.peers import PeerSpec
@@ -100,6 +100,21 @@ def _session_dir(options: RunOptions) -> tuple[Path, str, bool]:
     return session_dir, stamp, False
 
 
+def _redacted_argv(argv: list[str], secret: str | None) -> list[str]:
+    """The command line as recorded: an inline ``--judge-api-key`` value never reaches a file."""
+    flag = "--judge-api-key"
+    redacted: list[str] = []
+    for index, arg in enumerate(argv):
+        if index > 0 and argv[index - 1] == flag:
+            arg = REDACTED
+        elif arg.startswith(flag + "="):
+            arg = f"{flag}={REDACTED}"
+        elif secret and arg == secret:
+            arg = REDACTED
+        redacted.append(arg)
+    return redacted
+
+
 def _record_invocation(session_dir: Path, options: RunOptions, argv: list[str], names: list[str],
                        log: EvalLog) -> dict[str, Any] | None:
     """Append to ``run_args.json`` (§14.8); returns the previous record on resume."""
@@ -119,7 +134,7 @@ def _record_invocation(session_dir: Path, options: RunOptions, argv: list[str], 
     previous = invocations[-1] if invocations else None
     record: dict[str, Any] = {
         "started_at": datetime.now().isoformat(timespec="seconds"),
-        "argv": list(argv),
+        "argv": _redacted_argv(argv, options.judge_api_key),
         "parsed_args": options.redacted(),
         "resolved_scenario_count": len(names),
         "resolved_scenario_names": names,

@@ -17,7 +17,9 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, required=True, help="0 picks a free port")
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--modality", choices=("text", "voice"), default="voice")
-        parser.add_argument("--model", default="", help="model name (built-in or endpoint model)")
+        parser.add_argument("--model", default="",
+                            help="model name: built-in (default gold-replay for the agent, scripted for the "
+                                 "user) or the endpoint's model with --llm-url")
         parser.add_argument("--llm-url", default=None, help="OpenAI-compatible base URL")
         parser.add_argument("--api-key-name", default=None, help="environment variable holding the API key")
         parser.add_argument("--double", action="store_true", help="serve the protocol double instead")
@@ -35,17 +37,19 @@ class Command(BaseCommand):
             from voice.testing.double import default_options, double_host
 
             return double_host(default_options(role, modality))  # type: ignore[arg-type]
-        if not options["model"]:
-            raise CommandError("--model is required unless --double is given")
         from voice.bots.factory import build_brain
 
-        brain = build_brain(
-            role,
-            model=str(options["model"]),
-            llm_url=options["llm_url"],  # type: ignore[arg-type]
-            api_key_name=options["api_key_name"],  # type: ignore[arg-type]
-            modality=modality,
-        )
+        model = str(options["model"] or ("gold-replay" if role == "agent" else "scripted"))
+        try:
+            brain = build_brain(
+                role,
+                model=model,
+                llm_url=options["llm_url"],  # type: ignore[arg-type]
+                api_key_name=options["api_key_name"],  # type: ignore[arg-type]
+                modality=modality,
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         return BotHost(brain)
 
     async def _serve(self, bot_host: BotHost, host: str, port: int) -> None:
