@@ -90,13 +90,15 @@ def _session_dir(options: RunOptions) -> tuple[Path, str, bool]:
         if not session_dir.is_dir():
             raise RunError(f"Cannot resume: {session_dir} does not exist.")
         return session_dir, options.resume, True
-    stamp = resume_rules.timestamp(datetime.now())
-    session_dir = output_dir / f"eval_{stamp}"
-    while session_dir.exists():  # two runs in the same second: never share a directory
-        time.sleep(1.0)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    while True:  # two runs started in the same second never share a directory
         stamp = resume_rules.timestamp(datetime.now())
         session_dir = output_dir / f"eval_{stamp}"
-    session_dir.mkdir(parents=True)
+        try:
+            session_dir.mkdir()
+            break
+        except FileExistsError:
+            time.sleep(1.0)
     return session_dir, stamp, False
 
 
