@@ -45,15 +45,13 @@ def scenario_mirror_row(scenario: EvalScenario, *, position: int, hash_fn: HashF
     }
 
 
-def scenario_mirror_sync(*, hash_fn: HashFn | None = None) -> dict[str, int]:
+def scenario_mirror_sync(*, hash_fn: HashFn) -> dict[str, int]:
     """Create, update and delete ``Scenario`` rows so they mirror the registry; idempotent.
+    ``hash_fn`` is the canonical DB hash (scenarios never import scoring: the caller passes it).
 
     Raises ``DataRootError`` (before touching any row) when the fixture directory is unusable, so a
     broken data root never wipes the mirror. Returns counts: created, updated, deleted, unchanged.
     """
-    if hash_fn is None:
-        # Callers should pass scoring.canonical.db_hash; this fallback keeps the import lazy.
-        from scoring.canonical import db_hash as hash_fn
     problems = data_root.data_root_problems()
     if problems:
         raise data_root.DataRootError("; ".join(problems))

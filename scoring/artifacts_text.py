@@ -84,7 +84,9 @@ def final_agent_response(summary: Mapping[str, Any] | None, final_responses: Ite
     captured ``<final_response>`` payloads (parsed JSON, or wrapped as a message)."""
     if isinstance(summary, Mapping) and "actions" in summary:
         # A record's own side (user-side records carry "user") wins over the default.
-        return [{"actions": [{"side": "agent", **record} for record in summary["actions"] or []]}]
+        records = summary["actions"] if isinstance(summary["actions"], list) else []
+        # A protocol bot may report anything: records that are not objects are dropped.
+        return [{"actions": [{"side": "agent", **record} for record in records if isinstance(record, Mapping)]}]
     payloads: list[Any] = []
     for text in final_responses:
         try:

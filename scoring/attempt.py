@@ -69,65 +69,63 @@ async def run_attempt(
     auto_retry_count: int,
     auto_retry_reasons: list[str],
     trial: int | None,
-    result_name: str | None = None,
+    label: str | None = None,
 ) -> AttemptOutcome:
-    """Run and score one attempt; an exception during the session is returned, not raised.
+    """Run and score one attempt. Any exception (in the session or while scoring it) is returned
+    as the attempt's error, so the retry loop of harness.md §17 decides what happens next.
 
-    ``result_name`` is the name written into metrics.json (``<scenario>__trial<k>`` with trials)."""
+    ``label`` names the attempt in progress events (``<scenario>__trial<k>`` with trials)."""
     scenario_dir.mkdir(parents=True, exist_ok=True)
     expected_hash = expected_hash_of(scenario)
     scenario.save(scenario_dir / "scenario_config", expected_db_hash=expected_hash)
-    bridge_log = open(scenario_dir / "bridge_log.txt", "w", encoding="utf-8")
+    with open(scenario_dir / "bridge_log.txt", "w", encoding="utf-8") as bridge_log:
 
-    def log(line: str) -> None:
-        bridge_log.write(line.rstrip("\n") + "\n")
-        bridge_log.flush()
+        def log(line: str) -> None:
+            bridge_log.write(line.rstrip("\n") + "\n")
+            bridge_log.flush()
 
-    def on_event(event: dict[str, Any]) -> None:
-        # Named like scenario_started/finished (``<scenario>__trial<k>`` with trials).
-        if event.get("type") == "turn" and settings.on_turn is not None:
-            settings.on_turn(result_name or scenario.name, str(event.get("role")), str(event.get("text")))
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") == "turn" and settings.on_turn is not None:
+                settings.on_turn(label or scenario.name, str(event.get("role")), str(event.get("text")))
 
-    started = time.monotonic()
-    try:
-        outcome = await run_session(
-            scenario_inputs=session_inputs(scenario),
-            agent=build_endpoint(settings.agent, modality=settings.bridge.modality),
-            user=build_endpoint(settings.user, modality=settings.bridge.modality),
-            config=settings.bridge,
-            on_event=on_event,
-            log=log,
-        )
-    except Exception as exc:  # an attempt error: the retry loop decides what happens next
-        log(f"attempt error: {type(exc).__name__}: {exc}")
-        bridge_log.close()
-        return AttemptOutcome(metrics=None, error=exc)
-    scenario_duration = time.monotonic() - started
-    bridge_log.close()
-
-    final_db, actual_hash = _final_state(outcome, agent_in_process=settings.agent.in_process)
-    _write_session_artifacts(scenario, scenario_dir, outcome, final_db)
-    judge_result = await _judge(settings, scenario_dir, outcome)
-    metrics = build_metrics(
-        scenario_name=result_name or scenario.name,
-        scenario_dir=scenario_dir,
-        outcome=outcome,
-        scenario_duration=scenario_duration,
-        success_signals=list(scenario.success_signals),
-        policy=settings.policy,
-        inactivity_timeout=settings.inactivity_timeout,
-        min_agent_turns=settings.min_agent_turns,
-        expected_hash=expected_hash,
-        actual_hash=actual_hash,
-        is_action_match=_action_match(scenario, scenario_dir, settings.strict_match),
-        judge=judge_result,
-        judge_threshold=settings.judge.threshold if settings.judge is not None else None,
-        auto_retry_count=auto_retry_count,
-        auto_retry_reasons=auto_retry_reasons,
-        trace_metrics=_trace_metrics(scenario_dir),
-        key_entity_accuracy=_key_entity_accuracy(scenario, outcome, settings.bridge.modality),
-        trial=trial,
-    )
+        started = time.monotonic()
+        try:
+            outcome = await run_session(
+                scenario_inputs=session_inputs(scenario),
+                agent=build_endpoint(settings.agent, modality=settings.bridge.modality),
+                user=build_endpoint(settings.user, modality=settings.bridge.modality),
+                config=settings.bridge,
+                on_event=on_event,
+                log=log,
+            )
+            final_db, actual_hash = _final_state(outcome, agent_in_process=settings.agent.in_process)
+            _write_session_artifacts(scenario, scenario_dir, outcome, final_db)
+            scenario_duration = time.monotonic() - started
+            judge_result = await _judge(settings, scenario, scenario_dir, outcome)
+            metrics = build_metrics(
+                scenario_name=scenario.name,
+                scenario_dir=scenario_dir,
+                outcome=outcome,
+                scenario_duration=scenario_duration,
+                success_signals=list(scenario.success_signals),
+                policy=settings.policy,
+                inactivity_timeout=settings.inactivity_timeout,
+                min_agent_turns=settings.min_agent_turns,
+                expected_hash=expected_hash,
+                actual_hash=actual_hash,
+                is_action_match=_action_match(scenario, scenario_dir, settings.strict_match),
+                judge=judge_result,
+                judge_threshold=settings.judge.threshold if settings.judge is not None else None,
+                auto_retry_count=auto_retry_count,
+                auto_retry_reasons=auto_retry_reasons,
+                trace_metrics=_trace_metrics(scenario_dir),
+                key_entity_accuracy=_key_entity_accuracy(scenario, outcome, settings.bridge.modality),
+                trial=trial,
+            )
+        except Exception as exc:  # an attempt error: the retry loop decides what happens next
+            log(f"attempt error: {type(exc).__name__}: {exc}")
+            return AttemptOutcome(metrics=None, error=exc)
+    # Written last and atomically: its presence is what marks the attempt complete for resume.
     write_json(scenario_dir / "metrics.json", metrics)
     return AttemptOutcome(metrics=metrics, final_db=final_db)
 
@@ -212,7 +210,8 @@ def _key_entity_accuracy(scenario: EvalScenario, outcome: SessionOutcome, modali
     return key_entity_accuracy(pairs, entities)
 
 
-async def _judge(settings: AttemptSettings, scenario_dir: Path, outcome: SessionOutcome) -> dict | None:
+async def _judge(settings: AttemptSettings, scenario: EvalScenario, scenario_dir: Path,
+                 outcome: SessionOutcome) -> dict | None:
     """Run the optional judge off the event loop and write ``judge_result.json``."""
     if settings.judge is None:
         return None
@@ -227,7 +226,7 @@ async def _judge(settings: AttemptSettings, scenario_dir: Path, outcome: Session
         reference=reference,
         prediction=prediction,
         turns=outcome.turns,
-        nl_assertions=None,
+        nl_assertions=list(scenario.nl_assertions or []),
         agent_context=outcome.agent_context,
         user_context=outcome.user_context,
     )

@@ -15,7 +15,7 @@ ORDER_INDEPENDENT_LIST_FIELDS = frozenset(
 )
 
 
-def _sort_key(value: Any) -> str:
+def sort_key(value: Any) -> str:
     # Spaced default separators on purpose: upstream sorts by this text, not the compact form.
     return json.dumps(value, sort_keys=True, ensure_ascii=True, default=str)
 
@@ -28,7 +28,7 @@ def normalize(value: Any) -> Any:
         for key, item in value.items():
             norm = normalize(item)
             if key in ORDER_INDEPENDENT_LIST_FIELDS and isinstance(norm, list):
-                norm = sorted(norm, key=_sort_key)
+                norm = sorted(norm, key=sort_key)
             out[key] = norm
         return out
     if isinstance(value, list):

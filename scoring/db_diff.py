@@ -7,9 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring.canonical import ORDER_INDEPENDENT_LIST_FIELDS, _sort_key, normalize
+from scoring.canonical import EXCLUDED_TOP_LEVEL_KEYS, ORDER_INDEPENDENT_LIST_FIELDS, normalize, sort_key
 
 Diff = dict[str, Any]
+
+
+def gold_diff(expected: dict[str, Any], actual: dict[str, Any]) -> Diff:
+    """``db_diff`` with the excluded top-level keys (``session``) stripped from both sides, as
+    tools.md §5 asks: the gold's empty session in 7.1.1 / 7.4.1 would otherwise be noise."""
+    return db_diff(
+        {k: v for k, v in expected.items() if k not in EXCLUDED_TOP_LEVEL_KEYS},
+        {k: v for k, v in actual.items() if k not in EXCLUDED_TOP_LEVEL_KEYS},
+    )
 
 
 def db_diff(expected: dict[str, Any], actual: dict[str, Any]) -> Diff:
@@ -75,7 +84,7 @@ def _normalized_diff(expected: Any, actual: Any, field: str | None) -> Diff | No
 def _same(expected: Any, actual: Any) -> bool:
     # Compare as the hash sees them: Python's == would call True equal to 1 and hide the
     # very difference that changed the hash.
-    return type(expected) is type(actual) and _sort_key(expected) == _sort_key(actual)
+    return type(expected) is type(actual) and sort_key(expected) == sort_key(actual)
 
 
 def _dict_diff(expected: dict[str, Any], actual: dict[str, Any]) -> Diff | None:
@@ -95,8 +104,8 @@ def _list_diff(expected: list[Any], actual: list[Any], field: str | None) -> Dif
     if field in ORDER_INDEPENDENT_LIST_FIELDS:
         # normalize() already sorted these when they sat under a dict; sorting again is harmless
         # and covers a list handed in directly with its field name.
-        expected = sorted(expected, key=_sort_key)
-        actual = sorted(actual, key=_sort_key)
+        expected = sorted(expected, key=sort_key)
+        actual = sorted(actual, key=sort_key)
     if len(expected) != len(actual):
         return {
             "type": "list_length_mismatch",

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring import signals
+from scoring.judge import judge_passed
 from scoring.latency import latency_stats, latency_values
 
 
@@ -71,8 +72,9 @@ def build_metrics(
     metrics["is_action_match"] = is_action_match
     if judge is not None:
         metrics["judge_score"] = judge["score"]
-        if judge_threshold is not None:
-            metrics["judge_passed"] = judge["score"] >= judge_threshold
+        passed = judge_passed(judge["score"], judge_threshold)
+        if passed is not None:
+            metrics["judge_passed"] = passed
         if "nl_assertion_pass_rate" in judge:
             metrics["nl_assertion_pass_rate"] = judge["nl_assertion_pass_rate"]
     # token_usage sits after the signals in the recommended order.

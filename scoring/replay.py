@@ -12,7 +12,7 @@ from typing import Any
 from scenarios.data_root import expected_db, initial_db
 from scenarios.domains.eva_airline.tools import ToolSession, execute_tool, result_status
 from scoring.canonical import db_hash
-from scoring.db_diff import db_diff
+from scoring.db_diff import gold_diff
 
 
 class CallsFileError(ValueError):
@@ -66,10 +66,6 @@ def validate_calls(payload: Any, *, source: str = "calls") -> list[dict[str, Any
     return calls
 
 
-def _strip_session(db: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in db.items() if k != "session"}
-
-
 def replay_calls(eva_id: str, scenario_name: str, calls: list[dict[str, Any]]) -> ReplayResult:
     """Run ``calls`` in order on a fresh copy of the scenario database and compare with gold."""
     session = ToolSession(initial_db(eva_id))
@@ -86,5 +82,5 @@ def replay_calls(eva_id: str, scenario_name: str, calls: list[dict[str, Any]]) -
     gold = expected_db(eva_id)
     final_hash = db_hash(session.db)
     expected_hash = db_hash(gold)
-    diff = {} if final_hash == expected_hash else db_diff(_strip_session(gold), _strip_session(session.db))
+    diff = {} if final_hash == expected_hash else gold_diff(gold, session.db)
     return ReplayResult(scenario_name, initial_hash, final_hash, expected_hash, results, diff)

@@ -7,7 +7,8 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-POLICIES = ("tool-only", "valid-terminal-state")
+from scoring.signals import POLICIES
+
 MODALITIES = ("voice", "text")
 REDACTED = "<redacted>"
 
@@ -109,6 +110,9 @@ def validate(options: RunOptions) -> None:
         raise OptionsError(f"--modality must be one of {', '.join(MODALITIES)}")
     if options.concurrency < 1:
         raise OptionsError("--concurrency must be >= 1")
+    repeated = sorted({name for name in options.scenarios if options.scenarios.count(name) > 1})
+    if repeated:
+        raise OptionsError(f"--scenarios names a scenario more than once: {', '.join(repeated)} (use --trials)")
     if options.trials < 1:
         raise OptionsError("--trials must be >= 1")
     if options.output_sample_rate <= 0:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,7 +25,7 @@ from scoring.attempt import AttemptSettings, load_final_db, run_attempt
 from scoring.canonical import db_hash
 from scoring.evallog import EvalLog
 from scoring.files import read_json, write_json, write_text_atomic
-from scoring.judge import JudgeConfig, judge_enabled
+from scoring.judge import JudgeConfig, judge_enabled, resolve_api_key
 from scoring.progress import NullProgress, ProgressSink
 from scoring.run_options import REDACTED, RunOptions
 from scoring.summary import ProjectBlock, format_all_summary
@@ -84,7 +83,8 @@ def select_scenarios(options: RunOptions) -> list[str]:
 
 
 def _session_dir(options: RunOptions) -> tuple[Path, str, bool]:
-    output_dir = Path(options.output_dir)
+    # Absolute, so stored result directories stay valid whatever the web server's cwd is.
+    output_dir = Path(options.output_dir).expanduser().resolve()
     if options.resume:
         session_dir = output_dir / f"eval_{options.resume}"
         if not session_dir.is_dir():
@@ -151,7 +151,7 @@ def _record_invocation(session_dir: Path, options: RunOptions, argv: list[str], 
 def _judge_config(options: RunOptions) -> JudgeConfig | None:
     if not judge_enabled(options.judge_url, options.judge_model):
         return None
-    key = options.judge_api_key or os.environ.get(options.judge_api_key_name or "") or None
+    key = resolve_api_key(options.judge_api_key, options.judge_api_key_name or "JUDGE_API_KEY")
     return JudgeConfig(
         url=options.judge_url, model=options.judge_model, api_key=key, threshold=options.judge_threshold,
         timeout=options.judge_timeout, max_tokens=options.judge_max_tokens,
@@ -245,10 +245,13 @@ class _Run:
                     log.warning(warning)
                     warnings.append(warning)
             judge = _judge_config(options)
+            if judge is None:
+                self._warn_judge_signals(names)
             self.run_id = (await sync_to_async(services.run_open)(
                 session_dir=session_dir, timestamp=stamp, parsed_args=options.redacted(),
                 scenario_names=names, total_scenarios=len(queue), source=self.source)).pk
             pending = self._classify(queue, resuming)
+            await self._record_loaded()
             self.progress.run_started(run_label=f"eval_{stamp}", total=len(queue), already_done=self.loaded)
             semaphore = asyncio.Semaphore(options.concurrency)
 
@@ -271,8 +274,11 @@ class _Run:
             status = "interrupted" if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)) else "failed"
             log.write(f"Run aborted: {type(exc).__name__}: {exc}", "ERROR")
             if self.run_id is not None:
-                await sync_to_async(services.run_close)(run_id=self.run_id, status=status,
-                                                        error=f"{type(exc).__name__}: {exc}")
+                try:
+                    await sync_to_async(services.run_close)(run_id=self.run_id, status=status,
+                                                            error=f"{type(exc).__name__}: {exc}")
+                except Exception as close_error:  # never hide the original failure
+                    log.write(f"Could not record the run's end: {close_error}", "ERROR")
             raise
         finally:
             log.close()
@@ -299,6 +305,22 @@ class _Run:
                 pending.append(item)
         return pending
 
+    async def _record_loaded(self) -> None:
+        """Rows for scenarios completed by an earlier invocation (a database that missed them,
+        e.g. killed between metrics.json and its row, catches up here)."""
+        for item in self.loaded_items:
+            metrics, scenario_dir = self.results[item.position]
+            await sync_to_async(services.scenario_result_record)(
+                run_id=self.run_id, metrics=metrics, position=item.position, trial=item.trial,
+                final_db=load_final_db(scenario_dir))
+
+    def _warn_judge_signals(self, names: list[str]) -> None:
+        """§3.1 step 6: a whitelisted judge signal can never pass without a judge."""
+        judged = {"judge_passed", "nl_assertion"}
+        needing = [name for name in names if judged & set(get_eval_scenario(name).success_signals or ())]
+        if needing:
+            self.log.warning(f"No judge configured, but these scenarios whitelist a judge signal: {', '.join(needing)}")
+
     async def _run_item(self, item: QueueItem, judge: JudgeConfig | None) -> None:
         """§17.2: attempts with automatic retry until one is accepted."""
         options = self.options
@@ -312,7 +334,7 @@ class _Run:
             attempt = await run_attempt(scenario, scenario_dir, settings, auto_retry_count=retries,
                                         auto_retry_reasons=reasons,
                                         trial=item.trial if item.trials > 1 else None,
-                                        result_name=item.dir_name)
+                                        label=item.dir_name)
             reason = resume_rules.retry_reason(
                 error=attempt.error, metrics=attempt.metrics, scenario_dir=scenario_dir,
                 stale_retry=not options.no_auto_resume_on_stale,
@@ -343,11 +365,8 @@ class _Run:
 
     async def _finish(self, queue: list[QueueItem], names: list[str], warnings: list[str]) -> RunReport:
         """§3.1 step 9: the run files over every queued scenario, in queue order, and the rows."""
-        for item in self.loaded_items:
-            metrics, scenario_dir = self.results[item.position]
-            await sync_to_async(services.scenario_result_record)(
-                run_id=self.run_id, metrics=metrics, position=item.position, trial=item.trial,
-                final_db=load_final_db(scenario_dir))
+        await sync_to_async(services.run_prune_results)(
+            run_id=self.run_id, keep=[(item.scenario_name, item.trial) for item in queue])
         ordered = [self.results[item.position] for item in queue]
         aggregator = RunAggregator(self.options.min_agent_turns)
         for metrics, scenario_dir in ordered:

@@ -16,7 +16,8 @@ from django.db.models import F, QuerySet
 from scenarios import data_root
 from scenarios.models import Scenario
 from scenarios.registry import get_eval_scenario_class
-from scoring.db_diff import db_diff
+from scoring.db_diff import gold_diff
+from scoring.run_options import REDACTED
 from scoring.models import Run, ScenarioResult
 from scoring.signals import SIGNAL_NAMES
 
@@ -36,7 +37,6 @@ ARTIFACT_NAMES: tuple[str, ...] = (
 # parsed_args keys containing these words hold credentials (run_args.json redacts judge_api_key,
 # but a future flag might not be redacted at the source).
 _SENSITIVE_KEY_WORDS: tuple[str, ...] = ("key", "secret")
-_REDACTED = "<redacted>"
 _BREAKDOWN_BUCKETS: tuple[str, ...] = ("passed", "failed", "not_applicable", "excluded")
 # metrics.json fields a result page lists as its verdicts (§14.5), in reading order; a field the
 # scenario did not write (key absent = signal does not apply, §11.5) is simply not shown.
@@ -103,7 +103,7 @@ def _is_sensitive(name: Any, value: Any) -> bool:
     lowered = str(name).lower()
     if not any(word in lowered for word in _SENSITIVE_KEY_WORDS):
         return False
-    return value not in (None, "", _REDACTED)
+    return value not in (None, "", REDACTED)
 
 
 def _scrub(value: Any) -> Any:
@@ -175,10 +175,7 @@ def result_db_diff(result: ScenarioResult) -> dict[str, Any] | None:
         expected = data_root.expected_db(eva_id)
     except (KeyError, data_root.DataRootError):
         return None
-    # The session table is per-conversation scratch state; it never takes part in the comparison.
-    expected.pop("session", None)
-    actual = {table: rows for table, rows in actual.items() if table != "session"}
-    return db_diff(expected, actual)
+    return gold_diff(expected, actual)
 
 
 @dataclass

@@ -43,6 +43,8 @@ def run_open(
             "total_scenarios": total_scenarios,
             "finished_at": None,
             "error": "",
+            "summary_text": "",
+            "success_rate": None,
         },
     )
     return run
@@ -90,6 +92,17 @@ def _refresh_counts(run_id: int) -> None:
         successful_scenarios=results.filter(is_successful=True).count(),
         updated_at=timezone.now(),
     )
+
+
+@transaction.atomic
+def run_prune_results(*, run_id: int, keep: list[tuple[str, int]]) -> int:
+    """Delete the run's results that are not in the current queue (a resume with a narrower
+    selection), so rows and ``all_metrics.json`` describe the same scenarios."""
+    wanted = set(keep)
+    stale = [r.pk for r in ScenarioResult.objects.filter(run_id=run_id) if (r.scenario_name, r.trial) not in wanted]
+    ScenarioResult.objects.filter(pk__in=stale).delete()
+    _refresh_counts(run_id)
+    return len(stale)
 
 
 @transaction.atomic

@@ -62,8 +62,8 @@ def test_sync_updates_changed_and_deletes_stale_rows():
 
 
 @pytest.mark.django_db
-def test_default_hash_function_matches():
-    scenario_mirror_sync()
+def test_load_command_uses_the_configured_hasher():
+    load()
     assert Scenario.objects.get(eva_id="1.1.2").expected_db_hash == GOLD_HASH_112
 
 

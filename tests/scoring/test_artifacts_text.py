@@ -97,3 +97,13 @@ def test_final_agent_response() -> None:
     assert final_agent_response({"actions": None}, []) == [{"actions": []}]
     assert final_agent_response(None, ['{"a": 1}', "plain text"]) == [{"a": 1}, {"message": "plain text"}]
     assert final_agent_response({}, []) == []
+
+
+def test_final_agent_response_drops_records_that_are_not_objects() -> None:
+    from scoring.artifacts_text import final_agent_response
+
+    summary = {"actions": [{"action_type": "assign_seat"}, "garbage", 3, None, {"action_type": "x", "side": "user"}]}
+    assert final_agent_response(summary, []) == [
+        {"actions": [{"side": "agent", "action_type": "assign_seat"}, {"side": "user", "action_type": "x"}]}
+    ]
+    assert final_agent_response({"actions": "not a list"}, []) == [{"actions": []}]

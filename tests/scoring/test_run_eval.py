@@ -79,7 +79,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
     for flags in (["--judge-threshold", "1.5"], ["--min-agent-turns", "-1"], ["--duration", "0"],
                   ["--conversation-end-policy", "sometimes"], ["--concurrency", "2", "--agent-url", "ws://127.0.0.1:9"],
-                  ["--agent-model", "gpt-imaginary"], ["--user-model", "gold-replay"],
+                  ["--agent-model", "gpt-imaginary"], ["--scenarios", "eva_airline__1_1_3", "eva_airline__1_1_3"], ["--user-model", "gold-replay"],
                   ["--agent-model", "m", "--agent-llm-url", "http://203.0.113.5/v1", "--agent-api-key-name", "UNSET_KEY_VAR"]):
         proc = _manage("run_eval", "--output-dir", str(tmp_path), *flags, env=env)
         assert proc.returncode == 2, (flags, proc.stderr)
@@ -161,3 +161,20 @@ def test_check_resume_command_reports_the_killed_run(tmp_path: Path) -> None:
         "  eva_airline__1_1_4  [no metrics.json (in-flight)]\n"
     )
     assert _manage("check_resume", str(tmp_path / "absent"), env=env).returncode == 1
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_resume_with_a_narrower_selection_keeps_rows_and_files_in_step(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a relative --output-dir must still give absolute stored paths
+    names = ["eva_airline__1_1_3", "eva_airline__1_1_4", "eva_airline__5_2_5"]
+    first = await run_evaluation(RunOptions(scenarios=names, modality="text", output_dir="out"))
+    assert first.session_dir.is_absolute()
+    resumed = await run_evaluation(RunOptions(scenarios=names[:2], modality="text", output_dir="out",
+                                              resume=first.session_dir.name.removeprefix("eval_")))
+    assert resumed.run_id == first.run_id and resumed.loaded == 2 and resumed.executed == 0
+    rows = await sync_to_async(list)(ScenarioResult.objects.filter(run_id=first.run_id).order_by("position"))
+    assert [r.scenario_name for r in rows] == names[:2]
+    assert all(Path(r.directory).is_absolute() and Path(r.directory).is_dir() for r in rows)
+    assert [m["scenario_name"] for m in json.loads((first.session_dir / "all_metrics.json").read_text())] == names[:2]
+    run = await sync_to_async(Run.objects.get)(pk=first.run_id)
+    assert run.completed_scenarios == 2 and run.summary_text == resumed.summary_text

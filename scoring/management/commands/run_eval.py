@@ -34,7 +34,7 @@ class Command(BaseCommand):
             sys.exit(2)
         try:
             report = asyncio.run(
-                run_evaluation(options, argv=sys.argv, progress=TerminalProgress(self.stdout._out))
+                run_evaluation(options, argv=sys.argv, progress=TerminalProgress(sys.stdout))
             )
         except RunError as exc:
             raise CommandError(str(exc)) from exc
