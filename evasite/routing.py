@@ -1,4 +1,10 @@
-"""WebSocket routes; each app contributes its own list."""
+"""WebSocket routes."""
 from __future__ import annotations
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from scoring.consumers import RunProgressConsumer
+
+websocket_urlpatterns = [
+    path("ws/runs/<int:run_id>/", RunProgressConsumer.as_asgi()),
+]

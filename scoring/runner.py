@@ -26,6 +26,7 @@ from scoring.canonical import db_hash
 from scoring.evallog import EvalLog
 from scoring.files import read_json, write_json, write_text_atomic
 from scoring.judge import JudgeConfig, judge_enabled, resolve_api_key
+from scoring.live import ChannelsProgress, FanOut
 from scoring.progress import NullProgress, ProgressSink
 from scoring.run_options import REDACTED, RunOptions
 from scoring.summary import ProjectBlock, format_all_summary
@@ -250,6 +251,8 @@ class _Run:
             self.run_id = (await sync_to_async(services.run_open)(
                 session_dir=session_dir, timestamp=stamp, parsed_args=options.redacted(),
                 scenario_names=names, total_scenarios=len(queue), source=self.source)).pk
+            self.live = ChannelsProgress(self.run_id)
+            self.progress = FanOut(self.progress, self.live)
             pending = self._classify(queue, resuming)
             await self._record_loaded()
             self.progress.run_started(run_label=f"eval_{stamp}", total=len(queue), already_done=self.loaded)
@@ -386,6 +389,7 @@ class _Run:
         await sync_to_async(services.run_close)(run_id=self.run_id, status="finished", summary_text=summary,
                                                 success_rate=rate)
         self.progress.run_finished(success_rate=rate)
+        await self.live.flush()
         return RunReport(self.session_dir, self.run_id, all_metrics, summary, rate,
                          loaded=self.loaded, executed=self.executed, warnings=warnings)
 

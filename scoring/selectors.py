@@ -261,3 +261,17 @@ def result_artifact_path(result: ScenarioResult, name: str) -> Path | None:
 def result_artifacts(result: ScenarioResult) -> list[str]:
     """Allow-listed artifact names present for this result, in allow-list order."""
     return [name for name in ARTIFACT_NAMES if result_artifact_path(result, name) is not None]
+
+
+def run_snapshot(run_id: int) -> dict[str, Any] | None:
+    """The run's state as a live watcher first sees it; None for an unknown run."""
+    run = Run.objects.filter(pk=run_id).first()
+    if run is None:
+        return None
+    return {
+        "run": str(run),
+        "status": run.status,
+        "total": run.total_scenarios,
+        "completed": run.completed_scenarios,
+        "successful": run.successful_scenarios,
+    }

@@ -1,0 +1,70 @@
+"""Live progress over Channels (harness.md §20): the consumer's snapshot, the group events the
+runner's sink sends, and that every run wires that sink in."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from evasite.asgi import application
+from scoring import runner as runner_module
+from scoring.live import ChannelsProgress
+from scoring.models import Run
+from scoring.run_options import RunOptions
+from scoring.runner import run_evaluation
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_watcher_gets_a_snapshot_then_the_run_events() -> None:
+    run = await sync_to_async(Run.objects.create)(timestamp="20260101_000000", session_dir="/tmp/x",
+                                                  total_scenarios=2, completed_scenarios=1)
+    communicator = WebsocketCommunicator(application, f"/ws/runs/{run.pk}/")
+    connected, _ = await communicator.connect()
+    try:
+        assert connected
+        assert await communicator.receive_json_from(timeout=5) == {
+            "type": "snapshot", "run": "eval_20260101_000000", "status": "running",
+            "total": 2, "completed": 1, "successful": 0}
+        live = ChannelsProgress(run.pk)
+        live.scenario_started("eva_airline__1_1_3")
+        live.turn("eva_airline__1_1_3", "agent", "Hello there.")
+        live.scenario_finished("eva_airline__1_1_3", {"is_successful": True, "stop_reason": "[EXIT]",
+                                                      "auto_retry_count": 0})
+        live.run_finished(success_rate=1.0)
+        await live.flush()
+        received = [await communicator.receive_json_from(timeout=5) for _ in range(4)]
+        assert [e["type"] for e in received] == ["scenario.started", "turn", "scenario.finished", "run.finished"]
+        assert received[1] == {"type": "turn", "name": "eva_airline__1_1_3", "role": "agent", "text": "Hello there."}
+        assert received[2]["is_successful"] is True and received[2]["stop_reason"] == "[EXIT]"
+        assert received[3]["success_rate"] == 1.0
+    finally:
+        await communicator.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_unknown_run_is_refused() -> None:
+    communicator = WebsocketCommunicator(application, "/ws/runs/999999/")
+    connected, _ = await communicator.connect()
+    assert not connected
+    await communicator.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_every_run_broadcasts_to_its_group(tmp_path: Path, monkeypatch) -> None:
+    sent: list[tuple[str, dict[str, Any]]] = []
+
+    class Recording(ChannelsProgress):
+        def _send(self, event: dict[str, Any]) -> None:
+            sent.append((self.group, event))
+            super()._send(event)
+
+    monkeypatch.setattr(runner_module, "ChannelsProgress", Recording)
+    report = await run_evaluation(RunOptions(scenarios=["eva_airline__1_1_3"], modality="text",
+                                             output_dir=str(tmp_path)))
+    assert {group for group, _ in sent} == {f"run_{report.run_id}"}
+    types = [event["type"] for _, event in sent]
+    assert types[0] == "run.started" and types[1] == "scenario.started" and types[-1] == "run.finished"
+    assert types.count("turn") == report.metrics[0]["total_turns"]
