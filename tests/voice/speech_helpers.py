@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import asyncio
 
-import numpy as np
-import soxr
 from pipecat.frames.frames import EndFrame, Frame, TTSAudioRawFrame, TTSSpeakFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
@@ -42,12 +40,3 @@ async def synthesize(service, text: str, sample_rate: int = 24000) -> tuple[byte
     await asyncio.wait_for(runner.run(), 60)
     return bytes(collector.pcm), collector.rate
 
-
-def resample(pcm: bytes, rate: int, target: int) -> bytes:
-    samples = np.frombuffer(pcm, dtype=np.int16)
-    return soxr.resample(samples, rate, target).astype(np.int16).tobytes()
-
-
-def rms(pcm: bytes) -> float:
-    samples = np.frombuffer(pcm, dtype=np.int16).astype(np.float64)
-    return float(np.sqrt(np.mean(samples**2))) if samples.size else 0.0

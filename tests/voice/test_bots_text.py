@@ -170,3 +170,24 @@ def test_factory_rejects_unknown_model_and_remote_without_key(monkeypatch):
     with pytest.raises(ValueError, match="EVASITE_TEST_KEY"):
         build_brain("agent", model="m", llm_url="https://llm.example.com/v1", api_key_name="EVASITE_TEST_KEY")
     assert build_brain("agent", model="m", llm_url="http://127.0.0.1:9/v1", api_key_name="EVASITE_TEST_KEY")
+
+
+async def test_a_cancelled_stop_never_orphans_the_pipeline_runner(monkeypatch):
+    brain = build_brain("agent", model="null")
+
+    async def emit(item) -> None:
+        pass
+
+    await brain.start(emit)
+    runner = brain._runner_task
+    assert runner is not None and not runner.done()
+    # A tool call still settling keeps stop() waiting (up to a second) before the teardown.
+    monkeypatch.setattr(brain, "_calls_in_progress", lambda: True)
+    stop = asyncio.create_task(brain.stop())
+    await asyncio.sleep(0.2)
+    stop.cancel()  # e.g. the host's own stop grace ran out
+    await asyncio.gather(stop, return_exceptions=True)
+    try:
+        assert runner.done(), "the runner task is cancelled and awaited, not left running"
+    finally:
+        runner.cancel()

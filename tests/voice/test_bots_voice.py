@@ -54,6 +54,17 @@ class AudioRelay:
     def said(self, side: str) -> list[str]:
         return [i["data"]["text"] for _, i in self.events[side] if isinstance(i, dict) and i.get("type") == "bot-tts-text"]
 
+    def utterance_audio(self, side: str) -> list[list[AudioChunk]]:
+        """The audio chunks ``side`` sent, one list per bot-started/stopped-speaking span."""
+        utterances: list[list[AudioChunk]] = []
+        for _, item in self.events[side]:
+            if isinstance(item, AudioChunk):
+                assert utterances, "audio before bot-started-speaking"
+                utterances[-1].append(item)
+            elif item.get("type") == "bot-started-speaking":
+                utterances.append([])
+        return utterances
+
     def heard(self, side: str) -> list[str]:
         return [i["data"]["text"] for _, i in self.events[side] if isinstance(i, dict) and i.get("type") == "user-transcription"]
 
@@ -89,9 +100,12 @@ async def test_voice_back_to_back_gold_replay_reaches_gold_db():
     print(f"voice round trip: {elapsed:.1f}s; agent heard {relay.heard('agent')}; user heard {relay.heard('user')}")
     assert db_hash(agent_state["db"]) == db_hash(scenario.expected_scenario_db)
     assert any(m.get("role") == "tool" for m in relay.exit_context if isinstance(m, dict))
-    audio = [i for _, i in relay.events["agent"] if isinstance(i, AudioChunk)]
-    assert audio and all(c.sample_rate == 24000 for c in audio)
-    assert {len(c.pcm) for c in audio[:-1]} >= {4800}
+    utterances = relay.utterance_audio("agent")
+    assert len(utterances) >= 3 and all(utterances)
+    for chunks in utterances:
+        assert all(c.sample_rate == 24000 and c.num_channels == 1 for c in chunks)
+        assert all(len(c.pcm) == 4800 for c in chunks[:-1]), "100 ms chunks; only the last may be short"
+        assert 0 < len(chunks[-1].pcm) <= 4800
     assert len(relay.heard("agent")) >= 3 and len(relay.heard("user")) >= 2
     kinds = [i.get("type") for _, i in relay.events["agent"] if isinstance(i, dict)]
     assert {"user-started-speaking", "user-stopped-speaking", "user-transcription", "bot-tts-text"} <= set(kinds)

@@ -5,12 +5,15 @@ import asyncio
 import json
 import time
 from dataclasses import replace
+from typing import Callable
 
 import pytest
 
 from scoring.canonical import db_hash
 from voice.bridge.config import BridgeConfig
+from voice.bridge.endpoints import PeerEndpoint
 from voice.bridge.engine import SessionInputs, SessionOutcome, SessionSetupError, run_session
+from voice.protocol.channel import Channel, Item
 from voice.testing.double import DoubleOptions, ScriptedTool, ScriptedTurn, double_host
 from voice.testing.transports import TRANSPORTS, hosted
 
@@ -36,17 +39,19 @@ def _config(modality: str = "text", **overrides) -> BridgeConfig:
     base = dict(duration_seconds=6.0, inactivity_timeout=1.0, settle=0.2, grace=0.2, request_timeout=2.0,
                 handshake_timeout=2.0, pause=0.05, kickoff_delay=0.1)
     base.update(overrides)
-    return BridgeConfig.for_modality(modality, **base)  # type: ignore[arg-type]
+    return BridgeConfig(modality=modality, **base)  # type: ignore[arg-type]
 
 
 async def _run(transport, agent: DoubleOptions, user: DoubleOptions, config: BridgeConfig,
-               inputs: SessionInputs = INPUTS) -> SessionOutcome:
+               inputs: SessionInputs = INPUTS,
+               wrap_agent: Callable[[PeerEndpoint], PeerEndpoint] = lambda endpoint: endpoint) -> SessionOutcome:
     events: list[dict] = []
     agent_host = double_host(replace(agent, role="agent", modality=config.modality), db_hasher=db_hash)
     user_host = double_host(replace(user, role="user", modality=config.modality), db_hasher=db_hash)
     async with hosted(agent_host, transport, label="agent") as agent_ep, hosted(user_host, transport, label="user") as user_ep:
         outcome = await asyncio.wait_for(
-            run_session(scenario_inputs=inputs, agent=agent_ep, user=user_ep, config=config, on_event=events.append),
+            run_session(scenario_inputs=inputs, agent=wrap_agent(agent_ep), user=user_ep, config=config,
+                        on_event=events.append),
             timeout=config.duration_seconds + 10,
         )
     assert [e for e in events if e["type"] == "turn"] == [
@@ -112,7 +117,7 @@ async def test_endless_conversation_stops_at_the_duration(transport):
     outcome = await _run(transport, agent, user, _config(duration_seconds=1.0))
     assert outcome.stop_reason == "[TIMEOUT]"
     assert len(outcome.turns) > 5 and not outcome.end_conversation_tool_called
-    assert outcome.merged_summary is not None
+    assert outcome.agent_pull_ok
 
 
 @pytest.mark.parametrize("policy", ["valid-terminal-state", "tool-only"])
@@ -138,7 +143,8 @@ async def test_agent_disconnect_mid_turn_is_disconnected_and_never_hangs(transpo
     assert time.monotonic() - started < 8
     assert [t["role"] for t in outcome.turns] == ["agent", "user"]
     assert outcome.segments[-1]["role"] == "agent", "the open agent segment is finalized"
-    assert outcome.merged_summary is None and outcome.agent_context == []
+    assert outcome.agent_context == [] and not outcome.agent_pull_ok
+    assert outcome.merged_summary == {"user_db_hash": None}, "merged anyway, without an actions key (§5.8)"
     assert outcome.user_context, "the surviving side is still pulled"
 
 
@@ -146,7 +152,8 @@ async def test_user_disconnect_is_disconnected(transport):
     outcome = await _run(transport, DoubleOptions(script=AGENT), DoubleOptions(script=USER, disconnect_mid_turn=0),
                          _config(inactivity_timeout=30, duration_seconds=30))
     assert outcome.stop_reason == "[DISCONNECTED]"
-    assert outcome.merged_summary is not None and outcome.user_summary is None
+    assert outcome.agent_pull_ok and outcome.user_summary is None
+    assert outcome.merged_summary["actions"] == [], "the agent's own (empty) action list"
 
 
 async def test_only_silence_gives_no_turns_and_inactivity(transport):
@@ -181,3 +188,80 @@ async def test_failed_seeding_is_a_setup_error(transport, tmp_path, monkeypatch)
     with pytest.raises(SessionSetupError, match="apply_initialization"):
         await _run(transport, DoubleOptions(script=AGENT), DoubleOptions(script=USER), _config(),
                    inputs=replace(INPUTS, agent_shared_state_init={"db_path": "missing.json"}))
+
+
+async def test_first_stop_reason_wins_over_a_later_drop(transport):
+    agent = DoubleOptions(script=AGENT, disconnect_after_exit=True)
+    outcome = await _run(transport, agent, DoubleOptions(script=USER), _config(settle=0.5))
+    assert outcome.stop_reason == "[EXIT]" and outcome.end_conversation_tool_called
+    assert any("connection lost" in line for line in outcome.bridge_log), "the drop happened during the settle"
+
+
+async def test_malformed_audio_mid_session_does_not_kill_the_relay(transport):
+    user = DoubleOptions(script=USER, malformed_audio=True)
+    config = _config("voice", inactivity_timeout=3.0)
+    outcome = await _run(transport, DoubleOptions(script=AGENT), user, config)
+    assert outcome.stop_reason == "[EXIT]", "the agent kept hearing the user"
+    assert [t["role"] for t in outcome.turns] == ["agent", "user", "agent", "user", "agent"]
+    log = "\n".join(outcome.bridge_log)
+    assert "user: dropped malformed audio chunk (sample rate 0" in log
+    assert "user: trimmed malformed audio chunk" in log
+    assert outcome.recording is not None
+    sent_seconds = len(outcome.recording.left) / 2 / outcome.recording.sample_rate
+    assert sent_seconds > 0.8 * outcome.duration_seconds - 1.0, "the user->agent send loop ran to the end"
+
+
+class _DeafChannel:
+    """A connection whose peer stopped reading once the pulls began: sends never complete
+    (a full socket buffer); what the peer already sent can still be read."""
+
+    def __init__(self, inner: Channel) -> None:
+        self._inner = inner
+
+    @property
+    def closed(self) -> bool:
+        return self._inner.closed
+
+    async def send(self, item: Item) -> None:
+        if isinstance(item, dict) and item.get("type") == "client-message":
+            await asyncio.Event().wait()
+        await self._inner.send(item)
+
+    async def recv(self) -> Item:
+        return await self._inner.recv()
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+class _DeafOnPulls:
+    def __init__(self, inner: PeerEndpoint) -> None:
+        self._inner, self.label, self.in_process = inner, inner.label, inner.in_process
+
+    async def connect(self, *, conversation: bool = False) -> Channel:
+        channel = await self._inner.connect(conversation=conversation)
+        return _DeafChannel(channel) if conversation else channel
+
+
+async def test_agent_that_stops_reading_during_the_pulls_never_hangs(transport):
+    config = _config(request_timeout=0.5)
+    started = time.monotonic()
+    outcome = await _run(transport, DoubleOptions(script=AGENT), DoubleOptions(script=USER), config,
+                         wrap_agent=_DeafOnPulls)
+    assert time.monotonic() - started < 8
+    assert outcome.stop_reason == "[EXIT]"
+    assert not outcome.agent_pull_ok and outcome.agent_context == []
+    assert outcome.user_context, "the other side is still pulled"
+    assert sum("get_context_history failed: TimeoutError" in line for line in outcome.bridge_log) == 1
+
+
+async def test_failed_agent_pull_still_merges_user_actions(transport):
+    note = ScriptedTool("note_request", {"topic": "rebooking"})
+    user = DoubleOptions(script=(ScriptedTurn("Please move me to SK703.", tools=(note,)), ScriptedTurn("Thanks, bye.")))
+    outcome = await _run(transport, DoubleOptions(script=AGENT), user, _config(request_timeout=0.5),
+                         wrap_agent=_DeafOnPulls)
+    assert not outcome.agent_pull_ok
+    assert outcome.merged_summary == {
+        "user_db_hash": None,
+        "actions": [{"action_type": "note_request", "topic": "rebooking", "side": "user"}],
+    }, "only the user's actions: none of the agent's were pulled"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from voice.bridge.audio import Recording, is_speech, resample
+from voice.bridge.audio import Recording, is_speech, resample, rms, usable_chunk
 from voice.bridge.conversation import ConversationState
 from voice.bridge.latency import latency_stats
 from voice.bridge.relay import JitterBuffer
@@ -124,6 +124,28 @@ def test_resample_and_speech_classification():
     assert is_speech(down, 200) and not is_speech(SILENCE, 200)
 
 
+def test_resample_down_mixes_interleaved_channels_and_ignores_a_partial_sample():
+    mono = np.frombuffer(TONE, dtype="<i2")
+    stereo = np.stack([mono, np.zeros_like(mono)], axis=1).astype("<i2").tobytes()
+    mixed = resample(stereo + b"\x01", 24000, 24000, num_channels=2)
+    assert np.array_equal(np.frombuffer(mixed, dtype="<i2"), np.round(mono / 2).astype("<i2"))
+    assert abs(len(resample(stereo, 24000, 16000, num_channels=2)) // 2 - 1600 * 2 / 3) <= 1
+    assert resample(TONE + b"\x01", 24000, 16000) == resample(TONE, 24000, 16000)
+    assert rms(TONE + b"\x01") == rms(TONE)
+
+
+def test_usable_chunk_drops_impossible_rates_and_trims_partial_samples():
+    for rate in (0, -16000, 7999, 96001):
+        assert usable_chunk(AudioChunk(TONE, rate)) == (None, f"sample rate {rate} outside 8000-96000 Hz")
+    assert usable_chunk(AudioChunk(TONE, 24000, num_channels=0))[0] is None
+    good = AudioChunk(TONE, 24000)
+    assert usable_chunk(good) == (good, None)
+    trimmed, problem = usable_chunk(AudioChunk(TONE + b"\x01", 24000))
+    assert trimmed == good and problem == "3201 bytes is not whole samples"
+    trimmed, _ = usable_chunk(AudioChunk(TONE + b"\x01\x02", 24000, num_channels=2))
+    assert trimmed is not None and len(trimmed.pcm) == len(TONE)
+
+
 def test_recording_pads_the_shorter_channel(tmp_path):
     recording = Recording(left=b"\x01\x00\x02\x00", right=b"\x03\x00", sample_rate=16000)
     assert recording.interleaved() == b"\x01\x00\x03\x00\x02\x00\x00\x00"
@@ -138,6 +160,9 @@ def test_merge_summaries_and_context_parsing():
     assert merged["actions"] == [{"action_type": "a"}, {"action_type": "u", "side": "user"}]
     assert merged["user_db_hash"] is None and "user_db" not in merged
     assert merge_summaries({}, None) == {"user_db_hash": None}
+    # A failed agent pull: the merge still happens, and "actions" holds only the user's.
+    assert merge_summaries(None, {"actions": [], "db_hash": "u"}) == {"user_db_hash": "u"}
+    assert merge_summaries(None, user) == {"user_db_hash": None, "actions": [{"action_type": "u", "side": "user"}]}
     assert parse_context({"context": "[1]"}) == [1]
     assert parse_context({"context": "[{'a': 1}]"}) == []
     assert parse_context(None) == []

@@ -132,6 +132,51 @@ async def test_handler_exception_never_kills_the_connection(transport):
         await channel.close()
 
 
+async def test_raising_handler_is_an_error_response_and_connection_survives(transport):
+    host = _host()
+
+    async def broken(args: dict) -> dict:
+        raise RuntimeError("boom")
+
+    host._handlers["get_scenario_summary"] = broken  # every real handler catches its own errors
+    async with hosted(host, transport) as endpoint:
+        channel = await endpoint.connect()
+        with pytest.raises(RequestError, match=r"^RuntimeError: boom$"):
+            await _ask(channel, "get_scenario_summary")
+        assert await _ask(channel, "reset") is True
+        await channel.close()
+
+
+async def test_context_history_replaces_inline_media(transport):
+    host = _host()
+    tool_result = {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"data": "kept"})}
+    messages = [
+        {"role": "user", "content": [
+            {"type": "input_audio", "input_audio": {"data": "UklGRiQAAABXQVZF", "format": "wav"}},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            {"type": "text", "text": "my code is ABC123"},
+        ]},
+        {"role": "assistant", "audio": {"id": "a1", "data": "AAAA", "transcript": "hello"}},
+        {"role": "user", "content": [{"type": "file", "file": {"file_data": "JVBERi0=", "filename": "t.pdf"}}]},
+        tool_result,
+    ]
+
+    async def history() -> list:
+        return messages
+
+    host.brain.context_history = history  # type: ignore[method-assign]
+    async with hosted(host, transport) as endpoint:
+        channel = await endpoint.connect()
+        context = json.loads((await _ask(channel, "get_context_history"))["context"])
+        await channel.close()
+    audio, image, text = context[0]["content"]
+    assert audio["input_audio"] == {"data": "<audio>", "format": "wav"}
+    assert image["image_url"] == {"url": "<image>"} and text["text"] == "my code is ABC123"
+    assert context[1]["audio"] == {"id": "a1", "data": "<audio>", "transcript": "hello"}
+    assert context[2]["content"][0]["file"] == {"file_data": "<file>", "filename": "t.pdf"}
+    assert context[3] == tool_result, "tool results are kept intact"
+
+
 async def test_apply_initialization_is_matched_by_id_after_a_stray_response(transport):
     async with hosted(_host(), transport) as endpoint:
         channel = await endpoint.connect()

@@ -48,7 +48,7 @@ async def test_run_bot_double_serves_a_whole_session(tmp_path):
         deadline = time.monotonic() + 30
         agent_url, user_url = _url(tmp_path / "agent.log", deadline), _url(tmp_path / "user.log", deadline)
         inputs = SessionInputs("passenger", "{}", "agent", "{}", "eva_airline", {"db": {"a": 1}}, {})
-        config = BridgeConfig.for_modality("text", duration_seconds=10, inactivity_timeout=3, settle=0.1)
+        config = BridgeConfig(modality="text", duration_seconds=10, inactivity_timeout=3, settle=0.1)
         outcome = await asyncio.wait_for(
             run_session(scenario_inputs=inputs, agent=WebSocketEndpoint(agent_url, attempts=2, backoff=(0.2,)),
                         user=WebSocketEndpoint(user_url, attempts=2, backoff=(0.2,)), config=config),

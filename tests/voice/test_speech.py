@@ -1,19 +1,22 @@
 """Offline speech: Piper (bundled voice), espeak-ng fallback, pocketsphinx, Silero VAD."""
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import shutil
+import signal
 
 import pytest
 
-from tests.voice.speech_helpers import resample, rms, synthesize
+from tests.voice.speech_helpers import synthesize
+from voice.bridge.audio import resample, rms
 from voice.speech import registry
 from voice.speech.pocketsphinx_stt import decode_pcm, shared_decoder
 
 
 @pytest.fixture(scope="module")
 def piper_phrase() -> tuple[bytes, int]:
-    import asyncio
-
     import pipecat.services.piper.tts as piper_module
 
     def no_download(*args, **kwargs):
@@ -74,3 +77,58 @@ def test_registry_names_and_errors():
         registry.make_stt("nope")
     stt = registry.make_stt("voice.speech.pocketsphinx_stt.PocketsphinxSTTService")
     assert type(stt).__name__ == "PocketsphinxSTTService"
+
+
+async def test_pocketsphinx_pools_a_decoder_only_after_its_decode_finished(monkeypatch):
+    import threading
+
+    from voice.speech import pocketsphinx_stt
+
+    release_decode = threading.Event()
+    decoding = threading.Event()
+
+    def slow_decode(decoder, pcm: bytes) -> str:
+        decoding.set()
+        release_decode.wait(5)
+        return "hello"
+
+    monkeypatch.setattr(pocketsphinx_stt, "decode_pcm", slow_decode)
+    monkeypatch.setattr(pocketsphinx_stt, "_IDLE_DECODERS", [])
+    service = pocketsphinx_stt.PocketsphinxSTTService()
+    decoder = object()
+    service._decoder = decoder
+    segment = asyncio.create_task(service.run_stt(bytes(3200)).__anext__())
+    assert await asyncio.to_thread(decoding.wait, 5)
+    segment.cancel()  # the pipeline is cancelled mid-segment; the thread decodes on
+    service._release()
+    assert pocketsphinx_stt._IDLE_DECODERS == [], "still in use by the running decode"
+    release_decode.set()
+    for _ in range(100):
+        if pocketsphinx_stt._IDLE_DECODERS:
+            break
+        await asyncio.sleep(0.01)
+    assert pocketsphinx_stt._IDLE_DECODERS == [decoder]
+
+
+async def test_cancelled_espeak_run_kills_its_process(tmp_path, monkeypatch):
+    from voice.speech.espeak_tts import EspeakTTSService
+
+    pid_file = tmp_path / "pid"
+    fake = tmp_path / "espeak-ng"
+    fake.write_text(f'#!/bin/sh\necho $$ > "{pid_file}"\nexec sleep 30\n')
+    fake.chmod(0o755)
+    service = EspeakTTSService(binary=str(fake))
+    run = asyncio.create_task(service.run_tts("Hello there.", "ctx").__anext__())
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.01)
+    pid = int(pid_file.read_text())
+    try:
+        run.cancel()
+        await asyncio.gather(run, return_exceptions=True)
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # killed and reaped, not left running
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

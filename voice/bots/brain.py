@@ -16,6 +16,10 @@ Emit = Callable[[Item], Awaitable[None]]
 
 Modality = Literal["voice", "text"]
 
+STOP_BUDGET_SECS = 7.0
+"""The longest ``Brain.stop`` may take (settling a tool call, tearing a pipeline down); whoever
+waits for a bot to wind down allows at least this much before cancelling it."""
+
 
 @dataclass(frozen=True)
 class BrainConfig:
@@ -34,7 +38,8 @@ class Brain(Protocol):
         """A new connection is up; events and audio go out through ``emit`` until ``stop``."""
 
     async def stop(self) -> None:
-        """The connection ended; stop emitting (state, prompt and tools are kept)."""
+        """The connection ended; stop emitting (state, prompt and tools are kept). Returns within
+        ``STOP_BUDGET_SECS``."""
 
     async def configure(self, config: BrainConfig) -> None:
         """Replace the LLM context with the prompt and the tool list with ``tools``."""

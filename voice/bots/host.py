@@ -319,17 +319,42 @@ def _hasher_from_settings() -> DbHasher | None:
         return None
 
 
-def _strip_media(value: Any) -> Any:
-    """Replace inline binary media with placeholder tags; keep text and tool traffic (§5.6)."""
+_MEDIA_CONTAINERS = {
+    "input_audio": "<audio>", "audio": "<audio>", "image": "<image>", "image_url": "<image>",
+    "file": "<file>", "inline_data": "<binary>",
+}
+"""Keys whose object holds inline media (OpenAI and Gemini message shapes); an object with
+``"type": "base64"`` (Anthropic's ``source``) is one too."""
+_BASE64_FIELDS = frozenset({"data", "file_data", "b64_json"})
+"""Leaf fields of a media container that carry the media itself as base64 text."""
+
+
+def _strip_media(value: Any, container: str | None = None) -> Any:
+    """Replace inline binary media with placeholder tags; keep text and tool traffic (§5.6).
+
+    ``container`` is the key the value sits under: inside a media container (e.g.
+    ``input_audio``) the base64 leaf fields are replaced too, not only bytes and ``data:`` URIs.
+    """
     if isinstance(value, (bytes, bytearray, memoryview)):
         return "<binary>"
     if isinstance(value, str) and value.startswith("data:"):
-        for kind in ("audio", "image"):
-            if value.startswith(f"data:{kind}/"):
-                return f"<{kind}>"
-        return "<file>"
+        return _tag_for_mime(value[len("data:"):], "<file>")
     if isinstance(value, dict):
-        return {key: _strip_media(item) for key, item in value.items()}
+        tag = None
+        if container in _MEDIA_CONTAINERS or value.get("type") == "base64":
+            declared = value.get("mime_type") or value.get("media_type") or value.get("mimeType")
+            tag = _tag_for_mime(declared, _MEDIA_CONTAINERS.get(container or "", "<binary>"))
+        return {
+            key: tag if tag and key in _BASE64_FIELDS and isinstance(item, str) else _strip_media(item, key)
+            for key, item in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return [_strip_media(item) for item in value]
     return value
+
+
+def _tag_for_mime(mime: Any, default: str) -> str:
+    for kind in ("audio", "image"):
+        if isinstance(mime, str) and mime.startswith(f"{kind}/"):
+            return f"<{kind}>"
+    return default

@@ -32,18 +32,24 @@ from pipecat.turns.user_turn_strategies import ExternalUserTurnStrategies
 from pipecat.utils.types import NOT_GIVEN
 from pipecat.workers.runner import WorkerRunner
 
-from voice.bots.brain import BrainConfig, Emit, Modality
+from voice.bots.brain import STOP_BUDGET_SECS, BrainConfig, Emit, Modality
 from voice.bots.processors.metrics_emitter import TokenMetricsEmitter
 from voice.bots.processors.sink import EmitSink
 from voice.bots.processors.speech_output import SpeechOutputEmitter
 from voice.bots.processors.text_output import TextUtteranceEmitter
 from voice.bots.processors.transcript_input import TranscriptTurnCollector
 from voice.bots.toolbox import Toolbox
+from voice.bridge.audio import resample
 from voice.protocol.channel import AudioChunk
 
 INPUT_SAMPLE_RATE = 16000
 OUTPUT_SAMPLE_RATE = 24000
 CONTEXT_WAIT_SECS = 3.0
+CALL_SETTLE_SECS = 1.0
+"""At stop, how long a just-fired tool call may take to reach the context."""
+RUNNER_STOP_SECS = 5.0
+"""At stop, how long the pipeline may take to cancel before its runner task is cancelled."""
+assert CALL_SETTLE_SECS + RUNNER_STOP_SECS < STOP_BUDGET_SECS
 
 
 @dataclass
@@ -98,7 +104,6 @@ class PipecatBrain:
         self._llm: Optional[LLMService] = None
         self._assistant: Optional[LLMAssistantAggregator] = None
         self._lock = asyncio.Lock()
-        self.build_seconds: list[float] = []
 
     # --- Brain protocol --------------------------------------------------------------------
     async def start(self, emit: Emit) -> None:
@@ -134,9 +139,7 @@ class PipecatBrain:
         if self.modality != "voice":
             return
         worker = await self._ensure_pipeline()
-        pcm = chunk.pcm
-        if chunk.sample_rate != INPUT_SAMPLE_RATE or chunk.num_channels != 1:
-            pcm = _resample(pcm, chunk.sample_rate, chunk.num_channels, INPUT_SAMPLE_RATE)
+        pcm = resample(chunk.pcm, chunk.sample_rate, INPUT_SAMPLE_RATE, num_channels=chunk.num_channels)
         await worker.queue_frame(
             InputAudioRawFrame(audio=pcm, sample_rate=INPUT_SAMPLE_RATE, num_channels=1)
         )
@@ -196,7 +199,6 @@ class PipecatBrain:
         ]
 
     async def _build_pipeline(self) -> PipelineWorker:
-        began = time.monotonic()
         worker = PipelineWorker(
             Pipeline(self._processors()),
             params=PipelineParams(
@@ -224,7 +226,6 @@ class PipecatBrain:
         self._runner_task = asyncio.get_running_loop().create_task(runner.run())
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(started.wait(), timeout=10.0)
-        self.build_seconds.append(time.monotonic() - began)
         return worker
 
     async def _shutdown_pipeline(self) -> None:
@@ -233,31 +234,22 @@ class PipecatBrain:
             self._worker, self._runner_task, self._llm = None, None, None
             if worker is None or task is None:
                 return
-            # Let a just-fired tool call settle into the context before tearing down.
-            deadline = time.monotonic() + 1.0
-            while self._calls_in_progress() and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-            self._assistant = None
-            with contextlib.suppress(Exception):
-                await worker.cancel(reason="connection closed")
             try:
-                await asyncio.wait_for(asyncio.shield(task), timeout=5.0)
-            except (asyncio.TimeoutError, Exception):
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
-
-
-def _resample(pcm: bytes, rate: int, channels: int, target: int) -> bytes:
-    import numpy as np
-    import soxr
-
-    samples = np.frombuffer(pcm, dtype=np.int16)
-    if channels > 1:
-        samples = samples.reshape(-1, channels).mean(axis=1)
-    if rate != target:
-        samples = soxr.resample(samples.astype(np.int16), rate, target)
-    return np.asarray(samples, dtype=np.int16).tobytes()
+                # Let a just-fired tool call settle into the context before tearing down.
+                deadline = time.monotonic() + CALL_SETTLE_SECS
+                while self._calls_in_progress() and time.monotonic() < deadline:
+                    await asyncio.sleep(0.02)
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(RUNNER_STOP_SECS):
+                        await worker.cancel(reason="connection closed")
+                        await asyncio.shield(task)
+            finally:
+                self._assistant = None
+                # Also when this stop is itself cancelled: the runner task is no longer
+                # reachable from the brain, so it must not outlive this call.
+                if not task.done():
+                    task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
 
 
 def _jsonable(message: Any) -> dict:

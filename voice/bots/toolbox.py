@@ -14,10 +14,10 @@ from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 from pipecat.frames.frames import FunctionCallResultProperties
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 
-from voice.bots.processors.events import rtvi_event, server_message
+from voice.bots.models.base import END_TOOL
 from voice.bots.processors.sink import EmitSink
+from voice.protocol import rtvi
 
-END_TOOL = "end_conversation"
 DEFAULT_END_DESCRIPTION = "End the conversation with the user."
 
 
@@ -118,31 +118,22 @@ class Toolbox:
     async def _handle(self, params: FunctionCallParams) -> None:
         name = params.function_name
         arguments = dict(params.arguments or {})
-        self._sink.send(
-            rtvi_event(
-                "llm-function-call",
-                {"function_name": name, "tool_call_id": params.tool_call_id, "args": arguments},
-            )
-        )
+        self._sink.send(rtvi.llm_function_call(name, params.tool_call_id, arguments))
         session = self._bound_session()
         before = len(session.actions)
         was_ending = session.end_requested
         session.end_requested = False
         result = _tools_api().execute_tool(session, name, arguments)
         for action in session.actions[before:]:
-            self._sink.send(
-                server_message(
-                    {"type": "action-applied", "action": action, "tool_domain": self._tool_domain}
-                )
-            )
+            self._sink.send(rtvi.action_applied(action, self._tool_domain))
         properties = None
         if session.end_requested:
-            exit_text = f"<exit>{session.end_message or 'The task is finished.'}</exit>"
+            exit_message = rtvi.exit_message(session.end_message or rtvi.DEFAULT_EXIT_TEXT)
 
             async def deliver_exit() -> None:
                 # Post-delivery hook: the tool result is in the LLM context by now, so a context
                 # pull triggered by the exit tag sees the call and its result (harness.md §9.3).
-                self._sink.send(server_message({"text": exit_text}))
+                self._sink.send(exit_message)
 
             properties = FunctionCallResultProperties(run_llm=False, on_context_updated=deliver_exit)
         else:

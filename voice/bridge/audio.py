@@ -8,10 +8,23 @@ from pathlib import Path
 import numpy as np
 import soxr
 
+from voice.protocol.channel import AudioChunk
+
+
+MIN_SAMPLE_RATE = 8000
+MAX_SAMPLE_RATE = 96000
+MAX_CHANNELS = 8
+
+
+def _whole_samples(pcm: bytes, num_channels: int = 1) -> bytes:
+    """``pcm`` without a trailing partial sample frame (an odd byte count cannot be s16le)."""
+    frame_bytes = 2 * max(1, num_channels)
+    return pcm[: len(pcm) - len(pcm) % frame_bytes]
+
 
 def rms(pcm: bytes) -> float:
     """Root mean square of s16le samples (0 for an empty buffer)."""
-    samples = np.frombuffer(pcm[: len(pcm) - len(pcm) % 2], dtype="<i2")
+    samples = np.frombuffer(_whole_samples(pcm), dtype="<i2")
     if samples.size == 0:
         return 0.0
     return float(np.sqrt(np.mean(samples.astype(np.float64) ** 2)))
@@ -21,13 +34,36 @@ def is_speech(pcm: bytes, threshold: float) -> bool:
     return rms(pcm) >= threshold
 
 
-def resample(pcm: bytes, from_rate: int, to_rate: int) -> bytes:
-    """High-quality, non-streaming resampling of one chunk; equal rates pass through untouched."""
-    if from_rate == to_rate or not pcm:
+def resample(pcm: bytes, from_rate: int, to_rate: int, *, num_channels: int = 1) -> bytes:
+    """High-quality, non-streaming resampling of one chunk to mono at ``to_rate``.
+
+    Interleaved multi-channel input is down-mixed (channel mean) first. Mono at equal rates
+    passes through untouched.
+    """
+    if num_channels == 1 and (from_rate == to_rate or not pcm):
         return pcm
-    samples = np.frombuffer(pcm[: len(pcm) - len(pcm) % 2], dtype="<i2")
-    out = soxr.resample(samples, from_rate, to_rate, quality="VHQ")
-    return np.asarray(out, dtype="<i2").tobytes()
+    samples = np.frombuffer(_whole_samples(pcm, num_channels), dtype="<i2")
+    if num_channels > 1:
+        samples = np.round(samples.reshape(-1, num_channels).mean(axis=1)).astype("<i2")
+    if from_rate != to_rate and samples.size:
+        samples = soxr.resample(samples, from_rate, to_rate, quality="VHQ")
+    return np.asarray(samples, dtype="<i2").tobytes()
+
+
+def usable_chunk(chunk: AudioChunk) -> tuple[AudioChunk | None, str | None]:
+    """``chunk`` made safe to relay and classify, and what was wrong with it.
+
+    A rate or channel count no resampler accepts drops the chunk (None); a trailing partial
+    sample is trimmed. Why here: one bad frame from a bot must not end the relay direction.
+    """
+    if not MIN_SAMPLE_RATE <= chunk.sample_rate <= MAX_SAMPLE_RATE:
+        return None, f"sample rate {chunk.sample_rate} outside {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz"
+    if not 1 <= chunk.num_channels <= MAX_CHANNELS:
+        return None, f"{chunk.num_channels} channels"
+    pcm = _whole_samples(chunk.pcm, chunk.num_channels)
+    if len(pcm) == len(chunk.pcm):
+        return chunk, None
+    return AudioChunk(pcm, chunk.sample_rate, chunk.num_channels), f"{len(chunk.pcm)} bytes is not whole samples"
 
 
 @dataclass(frozen=True)

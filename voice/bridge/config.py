@@ -1,7 +1,7 @@
 """Everything that tunes one bridge session; defaults are the spec's (harness.md §3, §6, §9)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 Modality = Literal["voice", "text"]
@@ -16,9 +16,11 @@ class BridgeConfig:
     """Seconds without meaningful activity before [INACTIVITY_TIMEOUT]; 0 disables."""
     conversation_end_policy: EndPolicy = "tool-only"
     pause: float = 0.5
-    """Sleep between closing the setup connections and opening the conversation ones."""
+    """Sleep between closing the setup connections and opening the conversation ones (voice
+    only: read ``effective_pause``)."""
     kickoff_delay: float = 1.0
-    """Delay between the agent's conversation handshake and the ``Hello`` kickoff."""
+    """Delay between the agent's conversation handshake and the ``Hello`` kickoff (voice only:
+    read ``effective_kickoff_delay``)."""
     audio_chunk_seconds: float = 0.016
     user_out_rate: int = 24000
     agent_out_rate: int = 24000
@@ -45,17 +47,10 @@ class BridgeConfig:
 
     @property
     def effective_pause(self) -> float:
-        """The pause and the kickoff delay warm up audio pipelines: 0 in text modality (§6.7)."""
+        """The pause and the kickoff delay warm up audio pipelines: 0 in text modality (§6.7),
+        whatever was configured, so every caller gets the spec's behaviour."""
         return self.pause if self.modality == "voice" else 0.0
 
     @property
     def effective_kickoff_delay(self) -> float:
         return self.kickoff_delay if self.modality == "voice" else 0.0
-
-    @classmethod
-    def for_modality(cls, modality: Modality, **overrides: object) -> "BridgeConfig":
-        """Defaults for ``modality``: text has no pause and no kickoff delay (§6.7)."""
-        base = cls(modality=modality)
-        if modality == "text":
-            base = replace(base, pause=0.0, kickoff_delay=0.0)
-        return replace(base, **overrides)  # type: ignore[arg-type]

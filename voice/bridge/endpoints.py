@@ -9,14 +9,16 @@ import asyncio
 import logging
 from typing import Protocol
 
+from voice.bots.brain import STOP_BUDGET_SECS
 from voice.bots.host import BotHost
 from voice.protocol.channel import Channel, Item, QueueChannel, channel_pair
 from voice.protocol.websocket import PING_TIMEOUT, connect_websocket
 
 logger = logging.getLogger(__name__)
 
-HOST_STOP_GRACE = 2.0
-"""How long a closed in-process connection's host task may take to wind down before cancel."""
+HOST_STOP_GRACE = STOP_BUDGET_SECS + 1.0
+"""How long a closed in-process connection's host task may take to wind down before cancel:
+the brain's own stop budget plus a little for the host's bookkeeping."""
 
 
 class PeerEndpoint(Protocol):

@@ -11,7 +11,7 @@ import time
 from datetime import datetime
 from typing import Callable
 
-from voice.bridge.audio import Recording, resample
+from voice.bridge.audio import Recording, resample, usable_chunk
 from voice.bridge.config import BridgeConfig
 from voice.bridge.conversation import ConversationState, other
 from voice.bridge.endpoints import PeerEndpoint
@@ -29,6 +29,8 @@ INACTIVITY_TIMEOUT = "[INACTIVITY_TIMEOUT]"
 TIMEOUT = "[TIMEOUT]"
 DISCONNECTED = "[DISCONNECTED]"
 WATCHDOG_PERIOD = 0.1
+PULL_MARGIN = 2.0
+"""Seconds on top of the two request timeouts before a side's end-of-scenario pulls are abandoned."""
 
 __all__ = [
     "run_session", "SessionInputs", "SessionOutcome", "SessionSetupError",
@@ -47,7 +49,9 @@ async def run_session(
 ) -> SessionOutcome:
     """Run one attempt; raises ``SessionSetupError`` when the bots cannot be set up.
 
-    ``user=None`` is human mode: there is no user bot to set up or pull from (§3.3).
+    ``user=None`` is scaffolding for a later human-session feature (§3.3): only the agent side
+    is set up, conversed with and pulled. The human peer itself (browser audio, user segments
+    from the agent's events, hang-up) is not implemented here.
     """
     session = _Session(scenario_inputs, agent, user, config, on_event, log)
     return await session.run()
@@ -68,6 +72,7 @@ class _Session:
         self.stop_reason: str | None = None
         self._stopped = asyncio.Event()
         self._processing = True
+        self._bad_audio: dict[tuple[str, str], int] = {}
         self._t0 = 0.0
         self.state = ConversationState(
             modality=config.modality, speech_rms_threshold=config.speech_rms_threshold,
@@ -92,8 +97,7 @@ class _Session:
             return
         self.stop_reason = reason
         self.log(f"stop: {reason} (stopping in {delay:.2f} s)")
-        if self.on_event is not None:
-            self.state.emit({"type": "stop", "reason": reason})
+        self.state.emit({"type": "stop", "reason": reason})
         if delay > 0:
             asyncio.get_running_loop().call_later(delay, self._stopped.set)
         else:
@@ -138,25 +142,42 @@ class _Session:
         return self._outcome(pulls, start_iso)
 
     async def _run_loops(self) -> None:
-        """Run the per-side loops until the first stop condition has fired (and settled)."""
+        """Run the per-side loops until the first stop condition has fired (and settled).
+
+        A loop that dies of an unexpected exception would otherwise leave its direction silent
+        until the duration ends: it counts as a lost connection.
+        """
         tasks = self._start_loops()
+        stopped = asyncio.create_task(self._stopped.wait())
+        running = set(tasks)
         try:
-            await self._stopped.wait()
+            while not self._stopped.is_set():
+                done, running = await asyncio.wait(running | {stopped}, return_when=asyncio.FIRST_COMPLETED)
+                running.discard(stopped)
+                for task in done - {stopped}:
+                    self._loop_ended(task)
         finally:
-            for task in tasks:
+            for task in (*tasks, stopped):
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*tasks, stopped, return_exceptions=True)
+
+    def _loop_ended(self, task: asyncio.Task) -> None:
+        error = None if task.cancelled() else task.exception()
+        if error is None:
+            return  # the kickoff, or a loop that already reported its lost connection
+        self.log(f"ERROR: {task.get_name()} died: {type(error).__name__}: {error}")
+        self._fire(DISCONNECTED)
 
     def _start_loops(self) -> list[asyncio.Task]:
-        tasks = [asyncio.create_task(self._watchdog())]
+        tasks = [asyncio.create_task(self._watchdog(), name="watchdog")]
         if self.config.modality == "voice":
             for side in self.channels:
                 rate = self.config.agent_in_rate if side == "agent" else self.config.user_in_rate
                 self.relays[side] = AudioRelay(dest_rate=rate, frame_seconds=self.config.audio_chunk_seconds)
-                tasks.append(asyncio.create_task(self._send_loop(side)))
+                tasks.append(asyncio.create_task(self._send_loop(side), name=f"{side} send loop"))
         for side, channel in self.channels.items():
-            tasks.append(asyncio.create_task(self._receive_loop(side, channel)))
-        tasks.append(asyncio.create_task(self._kickoff()))
+            tasks.append(asyncio.create_task(self._receive_loop(side, channel), name=f"{side} receive loop"))
+        tasks.append(asyncio.create_task(self._kickoff(), name="kickoff"))
         return tasks
 
     # --- loops ------------------------------------------------------------------------------------
@@ -197,11 +218,12 @@ class _Session:
     async def _handle(self, side: str, item: object) -> None:
         now = self.now()
         if isinstance(item, AudioChunk):
-            if self.config.modality == "voice":
-                self.state.on_audio(side, item, now)
+            chunk = self._checked_audio(side, item) if self.config.modality == "voice" else None
+            if chunk is not None:
+                self.state.on_audio(side, chunk, now)
                 relay = self.relays.get(other(side))
                 if relay is not None:
-                    relay.put(item)
+                    relay.put(chunk)
             return
         if not isinstance(item, dict):
             return
@@ -212,6 +234,16 @@ class _Session:
             self._fire(EXIT, self.config.settle)
         elif exited == "user" and self.config.conversation_end_policy == "valid-terminal-state":
             self._fire(SIMULATOR_EXIT, self.config.settle)
+
+    def _checked_audio(self, side: str, chunk: AudioChunk) -> AudioChunk | None:
+        """The chunk as it may be relayed, or None to drop it; problems are logged (rate-limited)."""
+        usable, problem = usable_chunk(chunk)
+        if problem is not None:
+            action = "dropped" if usable is None else "trimmed"
+            count = self._bad_audio[(side, action)] = self._bad_audio.get((side, action), 0) + 1
+            if count == 1 or count % 100 == 0:
+                self.log(f"{side}: {action} malformed audio chunk ({problem}); {count} so far")
+        return usable
 
     async def _forward(self, side: str, message: dict) -> None:
         channel = self.channels.get(side)
@@ -238,8 +270,18 @@ class _Session:
 
     async def _pull_all(self) -> dict[str, tuple[list, dict | None]]:
         sides = list(self.channels)
-        results = await asyncio.gather(*(self._pull(side) for side in sides))
+        results = await asyncio.gather(*(self._bounded_pull(side) for side in sides))
         return dict(zip(sides, results))
+
+    async def _bounded_pull(self, side: str) -> tuple[list, dict | None]:
+        """``_pull`` under one overall deadline: a failed pull is an empty result (§3.2 step 12)."""
+        budget = 2 * self.config.request_timeout + PULL_MARGIN
+        try:
+            async with asyncio.timeout(budget):
+                return await self._pull(side)
+        except TimeoutError:
+            self.log(f"{side}: end-of-scenario pulls abandoned after {budget:.1f} s")
+            return [], None
 
     async def _pull(self, side: str) -> tuple[list, dict | None]:
         """get_context_history then get_scenario_summary on ``side``'s own connection."""
@@ -266,7 +308,7 @@ class _Session:
     def _outcome(self, pulls: dict[str, tuple[list, dict | None]], start_iso: str) -> SessionOutcome:
         agent_context, agent_summary = pulls.get("agent", ([], None))
         user_context, user_summary = pulls.get("user", (None, None))
-        merged = merge_summaries(agent_summary, user_summary) if agent_summary is not None else None
+        merged = merge_summaries(agent_summary, user_summary)
         final_db = agent_summary.get("db") if agent_summary else None
         state = self.state
         state.transcript.finalize_open(self.now())
@@ -283,6 +325,7 @@ class _Session:
             last_speaker=state.transcript.last_speaker,
             token_usage=state.token_usage,
             merged_summary=merged,
+            agent_pull_ok=agent_summary is not None,
             agent_summary=agent_summary,
             user_summary=user_summary,
             agent_final_db=final_db if isinstance(final_db, dict) else None,

@@ -38,8 +38,13 @@ class SessionOutcome:
     simulator_end_reported: bool
     last_speaker: str | None
     token_usage: dict
-    merged_summary: dict | None
-    """§5.8 merge; None when the agent's summary pull failed."""
+    merged_summary: dict
+    """The §5.8 merge, always present: the agent's summary ({} when its pull failed) plus
+    ``user_db_hash`` and the user's actions tagged ``side: user``. When the agent pull failed it
+    holds an ``actions`` key only if the user reported actions, and then only those: callers
+    (``final_agent_response.json``) read an ``actions`` key as a pulled action list."""
+    agent_pull_ok: bool
+    """Whether the agent's ``get_scenario_summary`` pull returned a summary."""
     agent_summary: dict | None
     user_summary: dict | None
     agent_final_db: dict | None

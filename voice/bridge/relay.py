@@ -58,12 +58,13 @@ class AudioRelay:
         """Every frame sent, at ``dest_rate`` (for the recording)."""
 
     def put(self, chunk: AudioChunk) -> None:
+        """Queue a chunk for sending; the caller has checked it (``audio.usable_chunk``)."""
         self._queue.put_nowait(chunk)
 
     def _drain(self) -> None:
         while not self._queue.empty():
             chunk = self._queue.get_nowait()
-            self._buffer.push(resample(chunk.pcm, chunk.sample_rate, self.dest_rate))
+            self._buffer.push(resample(chunk.pcm, chunk.sample_rate, self.dest_rate, num_channels=chunk.num_channels))
 
     async def run(
         self,

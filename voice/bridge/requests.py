@@ -6,7 +6,6 @@ the awaited message is skipped.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any, Callable
 
 from voice.protocol import rtvi
@@ -19,21 +18,26 @@ class RequestError(Exception):
 
 async def wait_for(channel: Channel, match: Callable[[Item], bool], timeout: float) -> Item:
     """The first inbound item satisfying ``match``; ``TimeoutError`` / ``ConnectionClosed``."""
-    deadline = time.monotonic() + timeout
+    async with asyncio.timeout(timeout):
+        return await _first_match(channel, match)
+
+
+async def _first_match(channel: Channel, match: Callable[[Item], bool]) -> Item:
     while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("no matching message")
-        item = await asyncio.wait_for(channel.recv(), remaining)
+        item = await channel.recv()
         if match(item):
             return item
 
 
 async def handshake(channel: Channel, timeout: float) -> bool:
-    """``client-ready`` -> ``bot-ready``; False on timeout (the caller only warns, §3.2)."""
-    await channel.send(rtvi.client_ready())
+    """``client-ready`` -> ``bot-ready``; False on timeout (the caller only warns, §3.2).
+
+    The send is inside the deadline too: a peer that stops reading makes it wait without limit.
+    """
     try:
-        await wait_for(channel, lambda item: isinstance(item, dict) and rtvi.message_type(item) == "bot-ready", timeout)
+        async with asyncio.timeout(timeout):
+            await channel.send(rtvi.client_ready())
+            await _first_match(channel, lambda item: isinstance(item, dict) and rtvi.message_type(item) == "bot-ready")
         return True
     except TimeoutError:
         return False
@@ -42,10 +46,11 @@ async def handshake(channel: Channel, timeout: float) -> bool:
 async def request(channel: Channel, name: str, args: dict | None, *, side: str, timeout: float) -> Any:
     """Send one client-message and return its response ``d``, matched by id.
 
-    Raises ``RequestError`` (error-response), ``TimeoutError`` or ``ConnectionClosed``.
+    ``timeout`` bounds the send and the wait together (a send waits for room in the peer's
+    socket buffer, without limit if the peer stopped reading). Raises ``RequestError``
+    (error-response), ``TimeoutError`` or ``ConnectionClosed``.
     """
     message = rtvi.client_message(name, args, side=side)
-    await channel.send(message)
     id_ = message["id"]
 
     def answers(item: Item) -> bool:
@@ -56,7 +61,9 @@ async def request(channel: Channel, name: str, args: dict | None, *, side: str, 
         )
 
     try:
-        response = await wait_for(channel, answers, timeout)
+        async with asyncio.timeout(timeout):
+            await channel.send(message)
+            response = await _first_match(channel, answers)
     except TimeoutError as exc:  # asyncio.TimeoutError is the builtin on 3.11
         raise TimeoutError(f"{name} timed out after {timeout} s") from exc
     data = rtvi.message_data(response)
@@ -70,7 +77,7 @@ async def request_or_none(channel: Channel, name: str, args: dict | None, *, sid
     """``request`` for the end-of-scenario pulls: any failure yields None, never an exception."""
     try:
         return await request(channel, name, args, side=side, timeout=timeout)
-    except (RequestError, TimeoutError, ConnectionClosed) as exc:
+    except Exception as exc:  # error-response, timeout, lost peer, or a broken channel
         log(f"{side}: {name} failed: {type(exc).__name__}: {exc}")
         return None
 

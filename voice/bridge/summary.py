@@ -17,13 +17,12 @@ def parse_context(response: Any) -> list:
     return messages if isinstance(messages, list) else []
 
 
-def merge_summaries(agent: dict | None, user: dict | None, *, include_user_db: bool = False) -> dict:
-    """Agent summary plus the user's hash (and db) and its actions tagged ``side: user``."""
+def merge_summaries(agent: dict | None, user: dict | None) -> dict:
+    """Agent summary ({} when its pull failed) plus the user's hash and its actions tagged
+    ``side: user``. The user is never asked for its database, so ``user_db`` is never merged."""
     summary = dict(agent or {})
     user = user or {}
     summary["user_db_hash"] = user.get("db_hash")
-    if include_user_db:
-        summary["user_db"] = user.get("db")
     user_actions = user.get("actions") or []
     if user_actions:
         summary["actions"] = list(summary.get("actions") or []) + [

@@ -52,9 +52,6 @@ class Transcript:
         for role in list(self._open):
             self._close(role, now)
 
-    def is_open(self, role: str) -> bool:
-        return role in self._open
-
     @property
     def last_speaker(self) -> str | None:
         for turn in reversed(self.turns):

@@ -116,8 +116,16 @@ def bot_stopped_speaking() -> dict:
     return envelope("bot-stopped-speaking")
 
 
+def bot_tts_started() -> dict:
+    return envelope("bot-tts-started")
+
+
 def bot_tts_text(text: str) -> dict:
     return envelope("bot-tts-text", {"text": text})
+
+
+def bot_tts_stopped() -> dict:
+    return envelope("bot-tts-stopped")
 
 
 def user_started_speaking() -> dict:
@@ -135,20 +143,27 @@ def user_transcription(text: str, *, final: bool = True) -> dict:
     )
 
 
+def metrics(tokens: list[dict]) -> dict:
+    """A ``metrics`` event carrying LLM usage entries, one per completion (§10.1)."""
+    return envelope("metrics", {"tokens": tokens})
+
+
 def metrics_tokens(prompt_tokens: int, completion_tokens: int) -> dict:
     """A ``metrics`` event carrying one LLM usage entry (§10.1)."""
-    return envelope(
-        "metrics",
-        {
-            "tokens": [
-                {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                }
-            ]
-        },
+    return metrics(
+        [
+            {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            }
+        ]
     )
+
+
+def llm_function_call(function_name: str, tool_call_id: str, args: dict) -> dict:
+    """The tool-call notice a bot sends when its LLM calls a tool (§5.9)."""
+    return envelope("llm-function-call", {"function_name": function_name, "tool_call_id": tool_call_id, "args": args})
 
 
 def server_message(data: dict) -> dict:

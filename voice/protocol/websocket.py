@@ -1,8 +1,10 @@
 """The WebSocket form of a bridge <-> bot connection (harness.md §2.2).
 
 Binary messages only, each one pipecat protobuf ``Frame`` (``wire.py``). The bridge is the client;
-a bot is a single-client server. Anything that is not a frame we understand ends the connection as
-a protocol error, surfacing as ``ConnectionClosed`` like any other loss of the peer.
+a bot is a single-client server. Frames this protocol does not use (pipecat's text, transcription
+and interruption frames, unreadable message payloads) are skipped with a log line; a text message or
+bytes that are not a frame at all end the connection as a protocol error, surfacing as
+``ConnectionClosed`` like any other loss of the peer.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import Server, ServerConnection, serve
 
 from voice.protocol.channel import Channel, ConnectionClosed, Item
-from voice.protocol.wire import WireError, decode, encode
+from voice.protocol.wire import UnusedFrame, WireError, decode, encode
 
 logger = logging.getLogger(__name__)
 
@@ -48,19 +50,22 @@ class WebSocketChannel:
             raise ConnectionClosed(str(exc)) from exc
 
     async def recv(self) -> Item:
-        if self._closed:
-            raise ConnectionClosed("websocket closed")
-        try:
-            data = await self._ws.recv()
-        except websockets.ConnectionClosed as exc:
-            self._closed = True
-            raise ConnectionClosed(str(exc)) from exc
-        if isinstance(data, str):
-            raise await self._protocol_error("text message on a binary-only connection")
-        try:
-            return decode(data)
-        except WireError as exc:
-            raise await self._protocol_error(str(exc)) from exc
+        while True:
+            if self._closed:
+                raise ConnectionClosed("websocket closed")
+            try:
+                data = await self._ws.recv()
+            except websockets.ConnectionClosed as exc:
+                self._closed = True
+                raise ConnectionClosed(str(exc)) from exc
+            if isinstance(data, str):
+                raise await self._protocol_error("text message on a binary-only connection")
+            try:
+                return decode(data)
+            except UnusedFrame as exc:
+                logger.log(logging.WARNING if exc.malformed else logging.DEBUG, "skipping inbound frame: %s", exc)
+            except WireError as exc:
+                raise await self._protocol_error(str(exc)) from exc
 
     async def close(self) -> None:
         if self._closed and self._ws.close_code is not None:
@@ -88,7 +93,8 @@ async def connect_websocket(
     backoff: Sequence[float] = (1, 2, 4, 8),
     keepalive_timeout: float | None = PING_TIMEOUT,
 ) -> Channel:
-    """Connect to a bot with retries (§3.2 step 2); raises ``ConnectionError`` after the last try.
+    """Connect to a bot with retries (§3.2 step 2); raises ``ConnectionError`` after the last try,
+    or at once for a malformed URL.
 
     ``keepalive_timeout=None`` disables the ping timeout, as the conversation connections should
     (a long LLM pause must not drop the socket).
@@ -109,7 +115,10 @@ async def connect_websocket(
                 open_timeout=10,
             )
             return WebSocketChannel(ws)
-        except (OSError, asyncio.TimeoutError, websockets.InvalidHandshake) as exc:
+        except (websockets.InvalidURI, ValueError) as exc:
+            # A malformed --agent-url never becomes valid: no retries.
+            raise ConnectionError(f"cannot connect to {url}: {exc}") from exc
+        except Exception as exc:  # refused, timed out, bad handshake, ...: retry
             last_error = exc
             logger.info("connect %s attempt %d failed: %s", url, attempt + 1, exc)
     raise ConnectionError(f"could not connect to {url} after {attempts} attempts: {last_error}")

@@ -14,7 +14,21 @@ from voice.protocol.channel import AudioChunk, Item
 
 
 class WireError(ValueError):
-    """Bytes that are not a frame this protocol uses."""
+    """Bytes that are not a pipecat frame at all: the connection cannot be trusted any more."""
+
+
+class UnusedFrame(Exception):
+    """A well-formed frame this protocol does not use; the receiver skips it.
+
+    Why not an error: pipecat's own transports send ``text``, ``transcription`` and
+    ``interruption`` frames (an interruption on every barge-in), and a message frame with an
+    unreadable payload says nothing about the frames that follow.
+    """
+
+    def __init__(self, reason: str, *, malformed: bool = False) -> None:
+        super().__init__(reason)
+        self.malformed = malformed
+        """True for a message frame whose payload is unreadable (worth a warning)."""
 
 
 def encode(item: Item) -> bytes:
@@ -32,7 +46,11 @@ def encode(item: Item) -> bytes:
 
 
 def decode(data: bytes) -> Item:
-    """Parse protobuf bytes into a channel item; raises WireError on anything else."""
+    """Parse protobuf bytes into a channel item.
+
+    Raises ``WireError`` for bytes that are not a protobuf frame and ``UnusedFrame`` for a frame
+    kind this protocol ignores or a message frame whose payload is not a JSON object.
+    """
     try:
         frame = frames_pb2.Frame.FromString(data)
     except Exception as exc:  # protobuf raises DecodeError and friends
@@ -47,9 +65,9 @@ def decode(data: bytes) -> Item:
     if kind == "message":
         try:
             message = json.loads(frame.message.data)
-        except ValueError as exc:
-            raise WireError(f"message frame is not JSON: {exc}") from exc
+        except Exception as exc:  # ValueError, and RecursionError for absurdly nested JSON
+            raise UnusedFrame(f"message frame is not JSON: {type(exc).__name__}", malformed=True) from exc
         if not isinstance(message, dict):
-            raise WireError("message frame is not a JSON object")
+            raise UnusedFrame("message frame is not a JSON object", malformed=True)
         return message
-    raise WireError(f"unsupported frame kind {kind!r}")
+    raise UnusedFrame(f"{kind or 'empty'} frame")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 from typing import AsyncGenerator, AsyncIterator
 
@@ -45,10 +46,17 @@ class EspeakTTSService(TTSService):
             while chunk := await proc.stdout.read(8192):
                 yield chunk
 
-        await self.start_tts_usage_metrics(text)
-        async for frame in self._stream_audio_frames_from_iterator(
-            wav_bytes(), in_sample_rate=ESPEAK_RATE, strip_wav_header=True, context_id=context_id
-        ):
-            await self.stop_ttfb_metrics()
-            yield frame
-        await proc.wait()
+        try:
+            await self.start_tts_usage_metrics(text)
+            async for frame in self._stream_audio_frames_from_iterator(
+                wav_bytes(), in_sample_rate=ESPEAK_RATE, strip_wav_header=True, context_id=context_id
+            ):
+                await self.stop_ttfb_metrics()
+                yield frame
+            await proc.wait()
+        finally:
+            # An interruption cancels this generator mid-sentence: never leave espeak-ng running.
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()

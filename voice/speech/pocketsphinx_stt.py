@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import AsyncGenerator
 
 from pipecat.frames.frames import CancelFrame, EndFrame, ErrorFrame, Frame, StartFrame, TranscriptionFrame
@@ -26,6 +27,8 @@ class PocketsphinxSTTService(SegmentedSTTService):
             sample_rate=SPHINX_RATE, settings=STTSettings(model="en-us", language=None), **kwargs
         )
         self._decoder = None
+        self._decoding: Future | None = None
+        """The decode running in a worker thread, if any (it outlives a cancelled run_stt)."""
         self._lock = asyncio.Lock()
 
     @property
@@ -52,15 +55,23 @@ class PocketsphinxSTTService(SegmentedSTTService):
 
     def _release(self) -> None:
         decoder, self._decoder = self._decoder, None
-        if decoder is not None:
+        if decoder is None:
+            return
+        decoding = self._decoding
+        if decoding is None:
             _IDLE_DECODERS.append(decoder)
+        else:
+            # A decoder is not thread-safe: pool it only once its last decode has finished
+            # (called at once when it already has).
+            decoding.add_done_callback(lambda _: _IDLE_DECODERS.append(decoder))
 
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame, None]:
         try:
             async with self._lock:
                 if self._decoder is None:
                     self._decoder = await asyncio.to_thread(_acquire_decoder)
-                text = await asyncio.to_thread(decode_pcm, self._decoder, audio)
+                self._decoding = _DECODE_THREADS.submit(decode_pcm, self._decoder, audio)
+                text = await asyncio.wrap_future(self._decoding)
         except Exception as exc:
             yield ErrorFrame(error=f"pocketsphinx failed: {exc}")
             return
@@ -70,6 +81,9 @@ class PocketsphinxSTTService(SegmentedSTTService):
 
 _IDLE_DECODERS: list = []
 """Decoders released by stopped services; reused so reconnects do not reload the model."""
+_DECODE_THREADS = ThreadPoolExecutor(thread_name_prefix="pocketsphinx")
+"""Decodes run here rather than through ``asyncio.to_thread`` because the pool needs the
+thread's own future: an asyncio wrapper reports "done" as soon as it is cancelled."""
 
 
 def _acquire_decoder():

@@ -62,6 +62,10 @@ class DoubleOptions:
     """Voice: stream silent frames forever and never speak."""
     disconnect_mid_turn: int | None = None
     """Drop the connection in the middle of this response (0-based)."""
+    disconnect_after_exit: bool = False
+    """Drop the connection right after sending ``<exit>``."""
+    malformed_audio: bool = False
+    """Voice: precede every tone chunk with one at sample rate 0 and give it an odd byte count."""
     # audio
     output_rate: int = 24000
     chunk_seconds: float = 0.1
@@ -201,7 +205,10 @@ class DoubleBrain:
         tone = _tone(options)
         chunks = [tone, bytes(len(tone))] if options.interleave_silence else [tone]
         for _ in range(options.chunks_per_turn):
+            if options.malformed_audio:
+                await self._send(AudioChunk(tone, 0))
             for pcm in chunks:
+                pcm = pcm + b"\x00" if options.malformed_audio else pcm
                 await self._send(AudioChunk(pcm, options.output_rate))
                 await asyncio.sleep(options.chunk_seconds)
 
@@ -228,6 +235,8 @@ class DoubleBrain:
         result = {"success": True, "message": "Exit message sent."}
         self.messages.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps(result)})
         await self._push(rtvi.exit_message()["data"])
+        if self.options.disconnect_after_exit and self.disconnect is not None:
+            await self.disconnect()
 
     def _record_call(self, call_id: str, name: str, arguments: dict) -> None:
         self.messages.append(

@@ -26,6 +26,7 @@ from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
 
 END_TOOL = "end_conversation"
+"""The harness tool that ends the call (harness.md §9.3); the toolbox and the policies share it."""
 
 
 @dataclass
@@ -95,7 +96,6 @@ class BuiltinLLMService(LLMService):
         )
         super().__init__(settings=LLMSettings(model=policy.model_name, **unused), **kwargs)
         self._policy = policy
-        self.completions = 0
 
     def can_generate_metrics(self) -> bool:
         return True
@@ -112,7 +112,6 @@ class BuiltinLLMService(LLMService):
         decision = self._policy.decide(messages)
         if decision.hung_up:
             return
-        self.completions += 1
         await self.push_frame(LLMFullResponseStartFrame())
         try:
             await self.start_ttfb_metrics()

@@ -5,8 +5,8 @@ from pipecat.frames.frames import Frame, MetricsFrame
 from pipecat.metrics.metrics import LLMUsageMetricsData
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
-from voice.bots.processors.events import rtvi_event
 from voice.bots.processors.sink import EmitSink
+from voice.protocol import rtvi
 
 
 class TokenMetricsEmitter(FrameProcessor):
@@ -19,7 +19,6 @@ class TokenMetricsEmitter(FrameProcessor):
     def __init__(self, sink: EmitSink, **kwargs) -> None:
         super().__init__(**kwargs)
         self._sink = sink
-        self.completions = 0
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
@@ -36,6 +35,5 @@ class TokenMetricsEmitter(FrameProcessor):
                 if isinstance(item, LLMUsageMetricsData)
             ]
             if tokens:
-                self.completions += len(tokens)
-                self._sink.send(rtvi_event("metrics", {"tokens": tokens}))
+                self._sink.send(rtvi.metrics(tokens))
         await self.push_frame(frame, direction)

@@ -10,8 +10,9 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
-from voice.bots.processors.events import rtvi_event
 from voice.bots.processors.sink import EmitSink
+from voice.bridge.audio import resample
+from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk
 
 
@@ -44,7 +45,7 @@ class SpeechOutputEmitter(FrameProcessor):
             elif isinstance(frame, TTSTextFrame):
                 self._start()
                 if frame.text.strip():
-                    self._sink.send(rtvi_event("bot-tts-text", {"text": frame.text}))
+                    self._sink.send(rtvi.bot_tts_text(frame.text))
             elif isinstance(frame, TTSStoppedFrame):
                 self._stop()
         await self.push_frame(frame, direction)
@@ -52,8 +53,8 @@ class SpeechOutputEmitter(FrameProcessor):
     def _start(self) -> None:
         if not self._speaking:
             self._speaking = True
-            self._sink.send(rtvi_event("bot-started-speaking"))
-            self._sink.send(rtvi_event("bot-tts-started"))
+            self._sink.send(rtvi.bot_started_speaking())
+            self._sink.send(rtvi.bot_tts_started())
 
     def _stop(self) -> None:
         if not self._speaking:
@@ -62,27 +63,13 @@ class SpeechOutputEmitter(FrameProcessor):
             self._sink.send(AudioChunk(bytes(self._buffer), self._rate, 1))
             self._buffer.clear()
         self._speaking = False
-        self._sink.send(rtvi_event("bot-tts-stopped"))
-        self._sink.send(rtvi_event("bot-stopped-speaking"))
+        self._sink.send(rtvi.bot_tts_stopped())
+        self._sink.send(rtvi.bot_stopped_speaking())
 
     async def _add_audio(self, frame: TTSAudioRawFrame) -> None:
-        pcm = frame.audio
-        if frame.num_channels != 1 or frame.sample_rate != self._rate:
-            pcm = _to_mono_rate(pcm, frame.sample_rate, frame.num_channels, self._rate)
-        self._buffer += pcm
+        # TTS services may not match the harness output format: down-mix and resample.
+        self._buffer += resample(frame.audio, frame.sample_rate, self._rate, num_channels=frame.num_channels)
         while len(self._buffer) >= self._chunk_bytes:
             self._sink.send(AudioChunk(bytes(self._buffer[: self._chunk_bytes]), self._rate, 1))
             del self._buffer[: self._chunk_bytes]
 
-
-def _to_mono_rate(pcm: bytes, rate: int, channels: int, target: int) -> bytes:
-    """Down-mix and resample a TTS chunk that does not match the harness output format."""
-    import numpy as np
-    import soxr
-
-    samples = np.frombuffer(pcm, dtype=np.int16)
-    if channels > 1:
-        samples = samples.reshape(-1, channels).mean(axis=1).astype(np.int16)
-    if rate != target:
-        samples = soxr.resample(samples, rate, target)
-    return np.asarray(samples, dtype=np.int16).tobytes()

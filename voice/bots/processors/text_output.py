@@ -9,8 +9,8 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
-from voice.bots.processors.events import rtvi_event, utterance_event
 from voice.bots.processors.sink import EmitSink
+from voice.protocol import rtvi
 
 
 class TextUtteranceEmitter(FrameProcessor):
@@ -44,7 +44,7 @@ class TextUtteranceEmitter(FrameProcessor):
         self._parts = []
         if not text:
             return
-        self._sink.send(rtvi_event("bot-started-speaking"))
-        self._sink.send(rtvi_event("bot-tts-text", {"text": text}))
-        self._sink.send(utterance_event(self._role, text))
-        self._sink.send(rtvi_event("bot-stopped-speaking"))
+        self._sink.send(rtvi.bot_started_speaking())
+        self._sink.send(rtvi.bot_tts_text(text))
+        self._sink.send(rtvi.utterance(self._role, text))
+        self._sink.send(rtvi.bot_stopped_speaking())

@@ -15,8 +15,8 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
-from voice.bots.processors.events import rtvi_event
 from voice.bots.processors.sink import EmitSink
+from voice.protocol import rtvi
 
 
 class TranscriptTurnCollector(FrameProcessor):
@@ -42,11 +42,11 @@ class TranscriptTurnCollector(FrameProcessor):
         if isinstance(frame, VADUserStartedSpeakingFrame):
             self._speaking = True
             await self._cancel_timer()
-            self._sink.send(rtvi_event("user-started-speaking"))
+            self._sink.send(rtvi.user_started_speaking())
         elif isinstance(frame, VADUserStoppedSpeakingFrame):
             self._speaking = False
             self._pending_segments += 1
-            self._sink.send(rtvi_event("user-stopped-speaking"))
+            self._sink.send(rtvi.user_stopped_speaking())
             # The segment's transcript is still being decoded; this is only the fallback for a
             # segment that decodes to nothing.
             await self._arm_timer(self._gap + self._decode_allowance)
@@ -56,7 +56,7 @@ class TranscriptTurnCollector(FrameProcessor):
             self._pending_segments = max(0, self._pending_segments - 1)
             text = frame.text.strip()
             if text:
-                self._sink.send(rtvi_event("user-transcription", {"text": text, "final": True}))
+                self._sink.send(rtvi.user_transcription(text, final=True))
                 self._parts.append(text)
             if not self._speaking and self._pending_segments == 0 and self._parts:
                 await self._arm_timer(self._gap)
