@@ -169,14 +169,12 @@ def _judge_config(options: RunOptions) -> JudgeConfig | None:
 def bridge_config(options: RunOptions, scenario: EvalScenario) -> BridgeConfig:
     """Bridge settings for one scenario (duration: --duration, else the scenario's max)."""
     duration = options.duration if options.duration is not None else scenario.max_duration
-    text = options.modality == "text"
-    return BridgeConfig(
+    return BridgeConfig(  # the pause and kick-off delay are 0 in text modality (BridgeConfig knows)
         modality=options.modality,
         duration_seconds=float(duration),
         inactivity_timeout=options.inactivity_timeout,
         conversation_end_policy=options.conversation_end_policy,
-        pause=0.0 if text else options.pause,
-        kickoff_delay=0.0 if text else 1.0,
+        pause=options.pause,
         audio_chunk_seconds=options.audio_chunk_in_seconds,
         recording_rate=options.output_sample_rate,
     )
