@@ -14,3 +14,14 @@ def _fresh_asgiref_executor() -> None:
 
 
 os.register_at_fork(after_in_child=_fresh_asgiref_executor)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ARG001 - pytest hook signature
+    """Remove the WAL side files SQLite leaves next to this run's (already dropped) test DB."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for suffix in ("-wal", "-shm"):
+        side = root / f"test_db_{os.getpid()}.sqlite3{suffix}"
+        if side.exists() and not (root / f"test_db_{os.getpid()}.sqlite3").exists():
+            side.unlink()
