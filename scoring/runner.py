@@ -6,7 +6,6 @@ with automatic retry, resume a killed run, aggregate, write the run files and th
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass, field
 from datetime import datetime

@@ -2,58 +2,22 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 from scoring import judge as j
+from tests.standins import ChatCompletionsStandIn
 
-
-class StandIn:
-    """An OpenAI chat-completions stand-in: records each request, answers from a script."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.replies: list[tuple[int, bytes]] = []
-        handler = self._handler()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/chat/completions"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-
-    def reply_content(self, content: Any) -> None:
-        body = {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
-        self.replies.append((200, json.dumps(body).encode()))
-
-    def _handler(self):
-        stand_in = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-                raw = self.rfile.read(int(self.headers["Content-Length"]))
-                stand_in.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)})
-                status, body = stand_in.replies.pop(0) if stand_in.replies else (500, b"no reply scripted")
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        return Handler
+StandIn = ChatCompletionsStandIn
 
 
 @pytest.fixture
 def stand_in() -> Iterator[StandIn]:
-    server = StandIn()
-    server.thread.start()
+    server = StandIn().start()
     yield server
-    server.server.shutdown()
-    server.server.server_close()
+    server.stop()
 
 
 PREDICTION = [{"actions": [{"side": "agent", "action_type": "rebook", "new_flight": "FL_SK703_20260325"}]}]

@@ -15,11 +15,9 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,7 @@ from scoring.canonical import db_hash
 from scoring.models import Run, ScenarioResult
 from scoring.run_options import REDACTED, RunOptions
 from scoring.runner import RunReport, run_evaluation
+from tests.standins import ChatCompletionsStandIn
 from voice.bridge.endpoints import InProcessEndpoint
 from voice.peers import PeerSpec
 from voice.peers import build_endpoint as real_build_endpoint
@@ -350,44 +349,16 @@ async def test_trials_get_their_own_directories_rows_and_pass_hat_k(tmp_path: Pa
 # --- 5. the judge through the runner (§13) --------------------------------------------------------
 
 
-class JudgeStandIn:
-    """A local OpenAI chat-completions stand-in that answers every request with the same verdict."""
-
-    def __init__(self, content: str) -> None:
-        self.requests: list[dict[str, Any]] = []
-        body = json.dumps({
-            "id": "stand-in", "object": "chat.completion",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        }).encode()
-        stand_in = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-                raw = self.rfile.read(int(self.headers["Content-Length"]))
-                stand_in.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)})
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/chat/completions"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+JudgeStandIn = ChatCompletionsStandIn
 
 
 @pytest.fixture
 def judge_server(monkeypatch) -> Iterator[JudgeStandIn]:
     for name in ("NO_PROXY", "no_proxy"):  # never route the loopback stand-in through a proxy
         monkeypatch.setenv(name, "127.0.0.1,localhost")
-    server = JudgeStandIn(json.dumps({"score": 0.95, "reason": "ok"}))
-    server.thread.start()
+    server = JudgeStandIn(json.dumps({"score": 0.95, "reason": "ok"})).start()
     yield server
-    server.server.shutdown()
-    server.server.server_close()
+    server.stop()
 
 
 async def test_judge_scores_every_scenario_with_the_key_from_the_env(tmp_path: Path, monkeypatch,
