@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fresh-machine set-up: Debian speech tools, a virtualenv with the pinned requirements, the
+# Fresh-machine set-up: Debian speech tools (and redis-server for the tests), a virtualenv with the pinned requirements, the
 # database schema and the scenario mirror. Idempotent; safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
 command -v sox >/dev/null 2>&1 || need_apt+=(sox)
+# Only the tests use it: they start their own redis-server to check the Redis channel layer.
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     apt-get update -qq
