@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Fresh-machine set-up: Debian speech tools (and redis-server for the tests), a virtualenv with the pinned requirements, the
-# database schema and the scenario mirror. Idempotent; safe to re-run.
+# Fresh-machine set-up: Debian speech tools (plus redis-server and PostgreSQL, which only the
+# tests start), a virtualenv with the pinned requirements, the database schema and the scenario
+# mirror. Idempotent; safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
 command -v sox >/dev/null 2>&1 || need_apt+=(sox)
-# Only the tests use it: they start their own redis-server to check the Redis channel layer.
+# Only the tests use these: they start their own redis-server and PostgreSQL cluster to check
+# the Redis channel layer and DATABASE_URL storage for real.
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     apt-get update -qq
