@@ -116,7 +116,7 @@ async def test_gold_replay_against_scripted_passenger_reaches_gold_db(seed_112):
     assert applied and applied[0]["data"]["tool_domain"] == "eva_airline"
     # The passenger spoke its opener, spelled its code, and hung up with its own tool.
     said = [e["data"]["text"] for e in relay.events["user"] if isinstance(e, dict) and e.get("type") == "utterance"]
-    assert said[0] == "Hi, I need to change my flight to March 25."
+    assert said[0] == "Hi, I need to change my flight to March twenty-fifth."
     assert "Z, K, three, F, F, W" in said[1] and "ZK3FFW" not in said[1]
     assert any(_is_exit(e) for e in relay.events["user"])
     # Context history is JSON-able and holds the tool calls and results.

@@ -51,7 +51,7 @@ class VoluntaryDateChange(EvaAirlineBaseScenario):
     )
     user_actions = Actions(
         instructions=(
-            "Greet the agent and say you need to change your flight to March 25.",
+            "Greet the agent and say 'Hi, I need to change my flight to March twenty-fifth.'",
             "When the agent asks for it, give your confirmation number.",
             "When the agent asks for it, give your last name.",
             "When asked, share your trip details: the current and the desired date, the route, your arrival "
@@ -119,7 +119,7 @@ class IrropsCancellation(EvaAirlineBaseScenario):
     )
     user_actions = Actions(
         instructions=(
-            "Greet the agent, say your flight to Chicago was cancelled and ask to be put on another flight today.",
+            "Greet the agent and say 'Hi, my flight to Chicago was cancelled. Can you put me on another flight today?'",
             "Give your confirmation number and last name when the agent asks for them.",
             f"When asked, explain that your original flight {fmt('SK302')} from {SFO} to {ORD} was cancelled.",
             "Check the alternatives against your must-haves and choose one that fits.",
@@ -175,8 +175,8 @@ class MissedFlightStandby(EvaAirlineBaseScenario):
     )
     user_actions = Actions(
         instructions=(
-            "Greet the agent, say you missed your flight this morning and ask for the cheapest option to "
-            "\"D, C, A\" today.",
+            "Greet the agent and say 'Hi, I missed my flight this morning. What is the cheapest option to "
+            "\"D, C, A\" today?'",
             "Give your confirmation number and last name when the agent asks for them.",
             f"Explain that you missed the morning flight and need a departure at 1 PM or later, because you are "
             f"driving to {ORD} and need time for security.",
@@ -232,7 +232,7 @@ class CancellationRefund(EvaAirlineBaseScenario):
     )
     user_actions = Actions(
         instructions=(
-            "Greet the agent and say you need to cancel your flight.",
+            "Greet the agent and say 'Hi, I need to cancel my flight.'",
             "Give your confirmation number and last name when the agent asks for them.",
             "Explain that you want the whole booking cancelled and a full refund to your original card, not a "
             "credit.",
@@ -290,7 +290,7 @@ class FabricatedDisruption(EvaAirlineBaseScenario):
     )
     user_actions = Actions(
         instructions=(
-            "Greet the agent, say your flight this morning was cancelled and that you need to be rebooked.",
+            "Greet the agent and say 'Hi, my flight this morning was cancelled and I need to be rebooked.'",
             "Give your confirmation number and last name when the agent asks for them.",
             f"Insist that flight {fmt('SK445')} today was cancelled and that you should be rebooked for free.",
             "If the agent checks and finds that the flight left on time and offers paid options, consider them, "

@@ -42,7 +42,8 @@ def opener_from_prompt(prompt: str) -> str:
                 closing = "\u201d" if quote == "\u201c" else quote
                 start, end = line.find(quote), line.rfind(closing)
                 if start != -1 and end > start + 1:
-                    return line[start + 1 : end].strip()
+                    # Quotes inside the utterance mark codes in the prompt; they are not spoken.
+                    return line[start + 1 : end].replace('"', "").strip()
             said = re.search(r"\bsay (?:that )?(.+)", line)
             if said:
                 return "Hi, " + _first_person(said.group(1).strip())

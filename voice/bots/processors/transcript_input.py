@@ -19,13 +19,18 @@ from voice.bots.processors.sink import EmitSink
 from voice.protocol import rtvi
 
 
+UNINTELLIGIBLE = "[unintelligible]"
+
+
 class TranscriptTurnCollector(FrameProcessor):
     """Reports what the bot heard and hands finished turns to the LLM.
 
     Why: the VAD splits one spoken turn at every pause (a spelled code has many), while the
     built-in models advance by turn count; so transcripts are joined until the other side has
     been quiet for ``turn_gap_secs`` and only then appended to the context as one user message.
-    Each ASR result is still reported at once as a final ``user-transcription``.
+    Each ASR result is still reported at once as a final ``user-transcription``. Speech that the
+    ASR could not make out still ends a turn, as ``UNINTELLIGIBLE``: a caller who said something
+    gets an answer (a request to repeat, say) instead of silence until the inactivity timeout.
     """
 
     def __init__(self, sink: EmitSink, *, turn_gap_secs: float = 1.0, **kwargs) -> None:
@@ -34,6 +39,7 @@ class TranscriptTurnCollector(FrameProcessor):
         self._gap = turn_gap_secs
         self._parts: list[str] = []
         self._speaking = False
+        self._heard_speech = False
         self._pending_segments = 0
         self._timer: Optional[asyncio.Task] = None
 
@@ -41,6 +47,7 @@ class TranscriptTurnCollector(FrameProcessor):
         await super().process_frame(frame, direction)
         if isinstance(frame, VADUserStartedSpeakingFrame):
             self._speaking = True
+            self._heard_speech = True
             await self._cancel_timer()
             self._sink.send(rtvi.user_started_speaking())
         elif isinstance(frame, VADUserStoppedSpeakingFrame):
@@ -79,10 +86,11 @@ class TranscriptTurnCollector(FrameProcessor):
     async def _finish_turn_later(self, delay: float) -> None:
         await asyncio.sleep(delay)
         self._pending_segments = 0
-        if self._speaking or not self._parts:
+        if self._speaking or not (self._parts or self._heard_speech):
             return
-        text = " ".join(self._parts)
+        text = " ".join(self._parts) or UNINTELLIGIBLE
         self._parts = []
+        self._heard_speech = False
         await self.push_frame(
             LLMMessagesAppendFrame(messages=[{"role": "user", "content": text}], run_llm=True)
         )
