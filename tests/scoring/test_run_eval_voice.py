@@ -20,7 +20,7 @@ SEEDS = ["eva_airline__voluntary_date_change", "eva_airline__irrops_cancellation
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 async def test_five_seeds_in_voice_reach_gold_with_latency(tmp_path: Path) -> None:
-    options = RunOptions(scenarios=SEEDS, modality="voice", concurrency=5, output_dir=str(tmp_path),
+    options = RunOptions(scenarios=SEEDS, modality="voice", concurrency=3, output_dir=str(tmp_path),
                          duration=300, inactivity_timeout=60.0, max_auto_retries=0)
     report = await run_evaluation(options)
     for metrics in report.metrics:

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 STOP_SECS = 0.6
+# The bridge streams audio continuously (silence included), so a gap in arriving frames means a
+# starved event loop, not a muted caller; pipecat's 1 s default then cuts turns in two on a busy
+# machine. A long timeout keeps the safety net for a stream that really stops.
+AUDIO_IDLE_TIMEOUT_SECS = 5.0
 
 
 def make_vad_analyzer(sample_rate: int = 16000, *, stop_secs: float = STOP_SECS):
@@ -15,4 +19,4 @@ def make_vad_processor(sample_rate: int = 16000):
     """The pipeline stage that turns inbound audio into VAD user-speaking frames."""
     from pipecat.processors.audio.vad_processor import VADProcessor
 
-    return VADProcessor(vad_analyzer=make_vad_analyzer(sample_rate))
+    return VADProcessor(vad_analyzer=make_vad_analyzer(sample_rate), audio_idle_timeout=AUDIO_IDLE_TIMEOUT_SECS)
