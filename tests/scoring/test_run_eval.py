@@ -178,3 +178,19 @@ async def test_resume_with_a_narrower_selection_keeps_rows_and_files_in_step(tmp
     assert [m["scenario_name"] for m in json.loads((first.session_dir / "all_metrics.json").read_text())] == names[:2]
     run = await sync_to_async(Run.objects.get)(pk=first.run_id)
     assert run.completed_scenarios == 2 and run.summary_text == resumed.summary_text
+
+
+def test_list_flags_print_the_registry_like_list_scenarios() -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    def output(*args: str) -> str:
+        out = StringIO()
+        call_command(*args, stdout=out)
+        return out.getvalue()
+
+    listing = output("run_eval", "--list")
+    assert listing == output("list_scenarios")
+    assert listing.startswith("\neva_airline domain:\n  - eva_airline__1_1_3\n") and listing.endswith("voluntary_date_change\n")
+    assert output("run_eval", "--list-domains") == "Available domains:\n  - eva_airline (50 scenarios)\n"

@@ -21,10 +21,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **values) -> None:
         if values["list"]:
-            self.stdout.write(format_scenario_list(list_eval_scenarios()), ending="")
+            self.stdout.write(format_scenario_list(list_eval_scenarios()))
             return
         if values["list_domains"]:
-            self.stdout.write(format_domain_list(list_eval_scenarios()), ending="")
+            self.stdout.write(format_domain_list(list_eval_scenarios()))
             return
         options = options_from_mapping(values)
         try:
