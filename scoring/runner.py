@@ -271,12 +271,14 @@ class _Run:
             report.elapsed_seconds = time.monotonic() - started
             return report
         except BaseException as exc:
-            status = "interrupted" if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)) else "failed"
-            log.write(f"Run aborted: {type(exc).__name__}: {exc}", "ERROR")
+            interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
+            reason = (f"interrupted; resume with --resume {stamp}" if interrupted
+                      else f"{type(exc).__name__}: {exc}")
+            log.write(f"Run aborted: {reason}", "ERROR")
             if self.run_id is not None:
                 try:
-                    await sync_to_async(services.run_close)(run_id=self.run_id, status=status,
-                                                            error=f"{type(exc).__name__}: {exc}")
+                    await sync_to_async(services.run_close)(
+                        run_id=self.run_id, status="interrupted" if interrupted else "failed", error=reason)
                 except Exception as close_error:  # never hide the original failure
                     log.write(f"Could not record the run's end: {close_error}", "ERROR")
             raise

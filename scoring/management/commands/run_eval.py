@@ -39,7 +39,8 @@ class Command(BaseCommand):
         except RunError as exc:
             raise CommandError(str(exc)) from exc
         except KeyboardInterrupt as exc:
-            raise CommandError("interrupted; resume with --resume <timestamp>") from exc
+            raise CommandError("interrupted; run the same command with --resume <TS>, where eval_<TS> is "
+                               "the session printed at the start") from exc
         for warning in report.warnings:
             self.stderr.write(warning)
         self.stdout.write(f"Results: {report.session_dir}")
