@@ -115,3 +115,7 @@ EVASITE_DB_HASHER = "scoring.canonical.db_hash"
 
 # pipecat's loguru output level (DEBUG floods terminals and log pipes).
 EVASITE_PIPECAT_LOG_LEVEL = env_str("EVASITE_PIPECAT_LOG_LEVEL", "WARNING")
+
+# Speech services (voice modality): a built-in name or a dotted path to a pipecat service class.
+EVASITE_TTS = env_str("EVASITE_TTS", "piper")
+EVASITE_STT = env_str("EVASITE_STT", "pocketsphinx")

@@ -12,6 +12,11 @@ class VoiceConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.core import checks
+
+        from voice.checks import check_speech
+
+        checks.register(check_speech, "voice")
         # pipecat logs through loguru at DEBUG by default; that floods terminals and can fill
         # undrained pipes (stack-notes gotcha 8). Keep only what the operator asked for.
         from loguru import logger
