@@ -15,6 +15,7 @@ from typing import Any
 
 from scoring.latency import latency_values, overall_latency_stats
 from scoring.signals import SIGNAL_CLEAN_EXIT, agent_turn_count, is_stalled
+from scoring.values import is_int, is_number
 
 # Ratio buckets, in the order the summary prints them.
 SUCCESS = "success"
@@ -65,12 +66,6 @@ def domain_of(scenario_name: str) -> str:
     return scenario_name.split("__", 1)[0]
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 class RunAggregator:
@@ -113,7 +108,7 @@ class RunAggregator:
 
         if isinstance(metrics.get("is_action_match"), bool):
             self._append(ACTION_MATCH, domain, metrics["is_action_match"])
-        if _is_number(metrics.get("judge_score")):
+        if is_number(metrics.get("judge_score")):
             self.judge_scores.append(float(metrics["judge_score"]))
             self.domain_judge_scores.setdefault(domain, []).append(float(metrics["judge_score"]))
         if isinstance(metrics.get("judge_passed"), bool):
@@ -149,7 +144,7 @@ class RunAggregator:
             if not isinstance(counts, Mapping):
                 continue
             for key in TOKEN_FIELDS:
-                if _is_int(counts.get(key)):
+                if is_int(counts.get(key)):
                     self.tokens[side][key] += counts[key]
 
     def _add_key_entities(self, accuracy: Any) -> None:
@@ -158,7 +153,7 @@ class RunAggregator:
             return
         for direction in KEY_ENTITY_DIRECTIONS:
             counts = accuracy.get(direction)
-            if isinstance(counts, Mapping) and _is_int(counts.get("spoken")) and _is_int(counts.get("intact")):
+            if isinstance(counts, Mapping) and is_int(counts.get("spoken")) and is_int(counts.get("intact")):
                 totals = self.key_entities.setdefault(direction, {"spoken": 0, "intact": 0})
                 totals["spoken"] += counts["spoken"]
                 totals["intact"] += counts["intact"]
@@ -182,12 +177,12 @@ class RunAggregator:
 
     @property
     def total_turns(self) -> int:
-        return sum(m["total_turns"] for m in self.scenarios if _is_int(m.get("total_turns")))
+        return sum(m["total_turns"] for m in self.scenarios if is_int(m.get("total_turns")))
 
     @property
     def total_duration(self) -> float:
         """Sum of ``scenario_duration`` in seconds."""
-        return float(sum(m["scenario_duration"] for m in self.scenarios if _is_number(m.get("scenario_duration"))))
+        return float(sum(m["scenario_duration"] for m in self.scenarios if is_number(m.get("scenario_duration"))))
 
     def overall_latency_stats(self) -> dict[str, Any]:
         return overall_latency_stats(self.latencies)

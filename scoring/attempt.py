@@ -3,7 +3,6 @@ artifacts, score it and write ``metrics.json`` last (its presence marks the atte
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,7 +237,7 @@ def load_final_db(scenario_dir: Path) -> dict | None:
     """The stored final DB of a completed attempt (resume), if it was written."""
     path = scenario_dir / "final_scenario_db.json"
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = read_json(path)
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None

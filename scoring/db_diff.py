@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring.canonical import EXCLUDED_TOP_LEVEL_KEYS, ORDER_INDEPENDENT_LIST_FIELDS, normalize, sort_key
+from scoring.canonical import (
+    EXCLUDED_TOP_LEVEL_KEYS,
+    ORDER_INDEPENDENT_LIST_FIELDS,
+    normalize,
+    sort_key,
+)
 
 Diff = dict[str, Any]
 

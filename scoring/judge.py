@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoring.signals import shape_normalize
+from scoring.values import is_number
 
 DEFAULT_MESSAGE_LIMIT = 40
 DEFAULT_SYSTEM_STRING_LIMIT = 2500
@@ -204,9 +205,6 @@ _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
 
 def _loads_object(text: str) -> dict[str, Any] | None:
     try:
@@ -228,7 +226,7 @@ def parse_judge_response(text: str) -> dict[str, Any]:
             return parsed
     for candidate in _FLAT_OBJECT.findall(text):
         parsed = _loads_object(candidate)
-        if parsed is not None and _is_number(parsed.get("score")):
+        if parsed is not None and is_number(parsed.get("score")):
             return parsed
     raise ValueError("judge response holds no JSON object")
 
@@ -338,7 +336,7 @@ def run_judge(
     try:
         parsed = parse_judge_response(_post(config, request_body(config, user_content)))
         score = parsed.get("score")
-        if not _is_number(score):
+        if not is_number(score):
             raise ValueError("judge response has no numeric score")
     except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError, TypeError) as exc:
         reason = f"Error: {exc}"

@@ -5,12 +5,12 @@ they all classify a directory here, with the agent-turn count of ``scoring.signa
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from scoring.files import read_json
 from scoring.signals import STOP_DISCONNECTED, agent_turn_count, is_stalled
 
 FRESH = "fresh"
@@ -54,7 +54,7 @@ RESUME_WARNING = (
 
 def read_metrics(scenario_dir: Path) -> dict[str, Any]:
     """``metrics.json`` as a dict; raises OSError / ValueError when missing, unreadable or not an object."""
-    metrics = json.loads((Path(scenario_dir) / "metrics.json").read_text(encoding="utf-8"))
+    metrics = read_json(Path(scenario_dir) / "metrics.json")
     if not isinstance(metrics, dict):
         raise ValueError("metrics.json is not a JSON object")
     return metrics

@@ -15,7 +15,11 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from scenarios.contract import EvalScenario
-from scenarios.registry import get_eval_scenario, list_eval_scenarios, scenarios_in_domain
+from scenarios.registry import (
+    get_eval_scenario,
+    list_eval_scenarios,
+    scenarios_in_domain,
+)
 from scoring import resume as resume_rules
 from scoring import services
 from scoring.aggregate import SUCCESS, RunAggregator

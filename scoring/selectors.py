@@ -17,8 +17,8 @@ from scenarios import data_root
 from scenarios.models import Scenario
 from scenarios.registry import get_eval_scenario_class
 from scoring.db_diff import gold_diff
-from scoring.run_options import REDACTED
 from scoring.models import Run, ScenarioResult
+from scoring.run_options import REDACTED
 from scoring.signals import SIGNAL_NAMES
 
 # Files a result page may link to and the artifact endpoint may serve (harness.md §14.2). Anything

@@ -13,6 +13,7 @@ from typing import Any
 from scoring import aggregate as agg
 from scoring.aggregate import RunAggregator
 from scoring.latency import latency_stats, latency_values
+from scoring.values import is_number
 
 RULE_EQ = "=" * 80
 RULE_DASH = "-" * 80
@@ -75,17 +76,14 @@ def _pct(rate: float) -> str:
     return f"{rate * 100:.2f}%"
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
 
 def _times_100(value: Any) -> Any:
-    return value * 100 if _is_number(value) else value
+    return value * 100 if is_number(value) else value
 
 
 def _num(value: Any, spec: str) -> str:
     # An ill-typed field in an old metrics.json is printed as is rather than crashing the summary.
-    if _is_number(value):
+    if is_number(value):
         return format(value, spec)
     return str(value)
 
@@ -129,14 +127,14 @@ def _scenario_block(m: Mapping[str, Any]) -> list[str]:
     if m.get("insufficient_agent_turns"):
         lines.append(STALL_LINE)
     lines.append(f"  Duration: {_num(duration, '.1f')}s")
-    if _is_number(duration) and _is_number(turns) and duration > 0:
+    if is_number(duration) and is_number(turns) and duration > 0:
         lines.append(f"  Turns/min: {turns / (duration / 60):.1f}")
     stats = m.get("latency_stats")
     if not isinstance(stats, Mapping):
         stats = latency_stats(latency_values(m.get("latencies")))
     count = stats.get("count", 0)
     lines.append(f"  Latency Measurements: {count}")
-    if _is_number(count) and count > 0:
+    if is_number(count) and count > 0:
         for label, key in LATENCY_LABELS:
             lines.append(f"    {label}: {_num(stats.get(key), '.1f')}ms")
     return lines

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from scenarios.registry import list_eval_scenarios, resolve_scenario
 from scenarios.domains.eva_airline.gold import gold_calls
+from scenarios.registry import list_eval_scenarios, resolve_scenario
 from scoring.replay import CallsFileError, load_calls_file, replay_calls
 
 

@@ -9,7 +9,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from scenarios.listing import format_domain_list, format_scenario_list
 from scenarios.registry import list_eval_scenarios
 from scoring.progress import TerminalProgress
-from scoring.run_options import OptionsError, add_run_arguments, options_from_mapping, validate
+from scoring.run_options import (
+    OptionsError,
+    add_run_arguments,
+    options_from_mapping,
+    validate,
+)
 from scoring.runner import RunError, run_evaluation
 
 
