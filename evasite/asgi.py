@@ -8,7 +8,9 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evasite.settings")
 django_asgi_app = get_asgi_application()
 
+from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
@@ -19,6 +21,8 @@ application = ProtocolTypeRouter(
         # daphne serves no static files itself; in DEBUG let Django do it (collectstatic + a
         # web server in production).
         "http": ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app,
-        "websocket": URLRouter(websocket_urlpatterns),
+        # Session auth on every socket (consumers refuse anonymous users) and only same-site
+        # origins (ALLOWED_HOSTS), so another site cannot open a socket with our cookie.
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

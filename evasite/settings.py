@@ -38,6 +38,9 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "evasite.urls"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
 ASGI_APPLICATION = "evasite.asgi.application"
 
 TEMPLATES = [

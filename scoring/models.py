@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.db import models
 
 
@@ -26,6 +27,10 @@ class Run(models.Model):
     session_dir = models.CharField(max_length=1024, unique=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.CLI)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs",
+        help_text="Who started it from the site (a human session's tester); empty for the CLI.")
+    executor = models.CharField(max_length=16, default="local", help_text="local or celery.")
     started_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -73,6 +78,17 @@ class ScenarioResult(models.Model):
         blank=True, help_text="Agent's final database as JSON text (key order kept, unlike jsonb)."
     )
     recorded_at = models.DateTimeField(auto_now=True)
+
+    class ReviewVerdict(models.TextChoices):
+        AGREES = "agrees", "agrees with the automatic verdict"
+        DISAGREES = "disagrees", "disagrees with the automatic verdict"
+
+    reviewed = models.BooleanField(default=False)
+    review_verdict = models.CharField(max_length=16, choices=ReviewVerdict.choices, blank=True)
+    review_note = models.TextField(blank=True)
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="reviews")
+    reviewed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "position", "trial"]
