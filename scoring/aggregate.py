@@ -61,6 +61,16 @@ class Bucket:
         return self.passes / self.total if self.outcomes else None
 
 
+def scenario_label(metrics: Mapping[str, Any]) -> str:
+    """How a scenario attempt is named in the run files: ``<name>__trial<k>`` with ``--trials``
+    (the scenario directory's name), else the bare name, so trials are told apart."""
+    name = str(metrics.get("scenario_name", ""))
+    trial = metrics.get("trial")
+    if is_int(trial) and not _TRIAL_SUFFIX.search(name):
+        return f"{name}__trial{trial}"
+    return name
+
+
 def domain_of(scenario_name: str) -> str:
     """Domain bucket: the name before the first ``__`` (the whole name if none)."""
     return scenario_name.split("__", 1)[0]
@@ -79,6 +89,9 @@ class RunAggregator:
         self.judge_scores: list[float] = []
         self.domain_judge_scores: dict[str, list[float]] = {}
         self.tokens: dict[str, dict[str, int]] = {side: dict.fromkeys(TOKEN_FIELDS, 0) for side in TOKEN_SIDES}
+        self.token_sources: dict[str, set[str]] = {side: set() for side in TOKEN_SIDES}
+        """Per side, the ``source`` labels of the scenarios' token counts (server, estimate, ...)."""
+        self.calls_without_usage: dict[str, int] = dict.fromkeys(TOKEN_SIDES, 0)
         self.stalled: list[str] = []
         self.latencies: list[float] = []
         self.key_entities: dict[str, dict[str, int]] = {}
@@ -103,7 +116,7 @@ class RunAggregator:
             self._append(SUCCESS, domain, False)
             self._append(TASK_SUCCESS, domain, False)
             self._add_trial(name, False)
-            self.stalled.append(name)
+            self.stalled.append(scenario_label(metrics))
             return
 
         if isinstance(metrics.get("is_action_match"), bool):
@@ -146,6 +159,18 @@ class RunAggregator:
             for key in TOKEN_FIELDS:
                 if is_int(counts.get(key)):
                     self.tokens[side][key] += counts[key]
+            source = counts.get("source")
+            if isinstance(source, str) and source != "none" and is_int(counts.get("n_calls")) and counts["n_calls"] > 0:
+                self.token_sources[side].add(source)
+            if is_int(counts.get("calls_without_usage")):
+                self.calls_without_usage[side] += counts["calls_without_usage"]
+
+    def token_source(self, side: str) -> str | None:
+        """One label for where a side's token counts came from over the run (None: not recorded)."""
+        sources = self.token_sources[side]
+        if not sources:
+            return None
+        return next(iter(sources)) if len(sources) == 1 else "mixed"
 
     def _add_key_entities(self, accuracy: Any) -> None:
         # Transcription accuracy measures the speech path, not the agent: stalled scenarios count too.

@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from scoring.aggregate import scenario_label
+
 RULE = "=" * 80
 STOP_DETECTION_DELAY_S = 0.3  # the sender's stop-detection lag, removed from every segment end
 
@@ -26,11 +28,16 @@ def adjust_segments(segments: Iterable[Mapping[str, Any]]) -> list[dict[str, Any
     return sorted(adjusted, key=lambda s: s["start"])
 
 
+def format_conversation_log_header(start_time_iso: str) -> str:
+    """The header alone: written when the attempt starts (§3.2 step 1), kept by the full file."""
+    return "\n".join(["RTVI Evaluation Bridge - Conversation Log", RULE, f"Start Time: {start_time_iso}", RULE, ""]) + "\n"
+
+
 def format_conversation_log(
     segments: Iterable[Mapping[str, Any]], start_time_iso: str, end_time_iso: str, stop_reason: str
 ) -> str:
     """``conversation_log.txt``; only the header when there is no segment."""
-    lines = ["RTVI Evaluation Bridge - Conversation Log", RULE, f"Start Time: {start_time_iso}", RULE, ""]
+    lines = format_conversation_log_header(start_time_iso).splitlines()
     ordered = adjust_segments(segments)
     if not ordered:
         return "\n".join(lines) + "\n"
@@ -70,7 +77,7 @@ def format_latencies_csv(results: Iterable[Mapping[str, Any]]) -> str:
     """``all_latencies.csv`` from metrics dicts in queue order (one row per latency)."""
     lines = ["Scenario,User_Transcript,Agent_Transcript,Latency_ms"]
     for metrics in results:
-        name = metrics.get("scenario_name", "")
+        name = scenario_label(metrics)
         for latency in metrics.get("latencies") or []:
             lines.append(
                 f"{_csv_text(name)},{_csv_text(latency.get('user_transcript'))},"

@@ -32,8 +32,12 @@ def build_metrics(
     trace_metrics: Any = None,
     key_entity_accuracy: dict[str, Any] | None = None,
     trial: int | None = None,
+    db_hash_disagreement: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The metrics dict in the recommended key order; readers never depend on the order."""
+    """The metrics dict in the recommended key order; readers never depend on the order.
+
+    ``db_hash_disagreement`` (``{"reported", "computed"}``): a protocol agent's reported hash
+    that its own final DB does not hash to; recorded, and ``db_state_match`` is then false."""
     latencies = list(outcome.latencies)
     metrics: dict[str, Any] = {
         "scenario_name": scenario_name,
@@ -82,7 +86,11 @@ def build_metrics(
     if expected_hash is not None:
         metrics["db_state_expected_hash"] = expected_hash
         metrics["db_state_actual_hash"] = actual_hash
-        metrics["db_state_match"] = actual_hash is not None and actual_hash == expected_hash
+        metrics["db_state_match"] = (
+            actual_hash is not None and actual_hash == expected_hash and db_hash_disagreement is None
+        )
+        if db_hash_disagreement is not None:
+            metrics["db_hash_disagreement"] = dict(db_hash_disagreement)
     metrics.update(
         signals.composite_fields(
             signals.signal_verdicts(metrics), success_signals, insufficient_agent_turns=insufficient

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from voice.bridge import stop_reasons
+
 # --- names ------------------------------------------------------------------------------------
 
 SIGNAL_ACTION_MATCH = "is_action_match"
@@ -43,24 +45,21 @@ POLICY_TOOL_ONLY = "tool-only"
 POLICY_VALID_TERMINAL_STATE = "valid-terminal-state"
 POLICIES: tuple[str, ...] = (POLICY_TOOL_ONLY, POLICY_VALID_TERMINAL_STATE)
 
-STOP_EXIT = "[EXIT]"
-STOP_SIMULATOR_EXIT = "[SIMULATOR_EXIT]"
-STOP_INACTIVITY_TIMEOUT = "[INACTIVITY_TIMEOUT]"
-STOP_TIMEOUT = "[TIMEOUT]"
-STOP_DISCONNECTED = "[DISCONNECTED]"
-STOP_REASONS: tuple[str, ...] = (
-    STOP_EXIT,
-    STOP_SIMULATOR_EXIT,
-    STOP_INACTIVITY_TIMEOUT,
-    STOP_TIMEOUT,
-    STOP_DISCONNECTED,
-)
+# The bridge's stop reasons under the names scoring has always used (one home: voice.bridge).
+STOP_EXIT = stop_reasons.EXIT
+STOP_SIMULATOR_EXIT = stop_reasons.SIMULATOR_EXIT
+STOP_INACTIVITY_TIMEOUT = stop_reasons.INACTIVITY_TIMEOUT
+STOP_TIMEOUT = stop_reasons.TIMEOUT
+STOP_DISCONNECTED = stop_reasons.DISCONNECTED
+STOP_REASONS = stop_reasons.STOP_REASONS
 
 END_AGENT_TOOL = "agent_end_conversation_tool"
 END_AGENT_TOOL_MISSING = "agent_end_conversation_tool_missing"
 END_SIMULATOR = "simulator_reported_end"
 END_INACTIVITY_AFTER_USER = "inactivity_timeout_after_user_final_turn"
 END_NO_EVIDENCE = "no_valid_terminal_evidence"
+END_DISCONNECTED = "connection_lost"
+"""[project decision] A lost connection is never a clean exit, even if an exit tag raced it (§9.1)."""
 
 NOT_APPLICABLE = "N/A"
 Verdict = bool | None
@@ -80,6 +79,8 @@ def end_verdict(
     """``(clean_exit, conversation_end_reason)`` under ``policy``; rows evaluated top to bottom."""
     if policy not in POLICIES:
         raise ValueError(f"unknown conversation_end_policy {policy!r}; expected one of {POLICIES}")
+    if stop_reason == STOP_DISCONNECTED:
+        return False, END_DISCONNECTED
     if end_conversation_tool_called:
         return True, END_AGENT_TOOL
     if policy == POLICY_TOOL_ONLY:

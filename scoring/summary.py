@@ -20,6 +20,12 @@ RULE_DASH = "-" * 80
 STALL_LINE = "  [COUNTED AS FAILURE: insufficient agent turns / stalled — excluded from per-signal rates]"
 LABEL_WIDTH = 29  # the per-signal label column, "Judge passed (>= threshold): " being the widest
 
+TOKEN_SOURCE_LABELS = {
+    "server": "as reported by the server",
+    "estimate": "estimates (built-in model)",
+    "unknown": "unknown",
+    "mixed": "partly reported, partly estimated or unknown",
+}
 LATENCY_LABELS = (("Mean", "mean_ms"), ("P50", "p50_ms"), ("P95", "p95_ms"), ("Min", "min_ms"), ("Max", "max_ms"))
 
 # Per-domain blocks in print order: (bucket, heading).
@@ -103,7 +109,7 @@ def _header(run: RunAggregator) -> list[str]:
 
 
 def _scenario_block(m: Mapping[str, Any]) -> list[str]:
-    lines = [f"====== {m.get('scenario_name')} ======:", f"  Is successful: {m.get('is_successful', 'N/A')}"]
+    lines = [f"====== {agg.scenario_label(m)} ======:", f"  Is successful: {m.get('is_successful', 'N/A')}"]
     if "is_task_successful" in m:
         lines.append(f"  Is task-successful (excl. clean_exit): {m['is_task_successful']}")
     lines.append(f"    Action-list match: {m.get('is_action_match', 'N/A')}")
@@ -283,7 +289,22 @@ def _project_block(run: RunAggregator, block: ProjectBlock) -> list[str]:
         spoken, intact = counts.get("spoken", 0), counts.get("intact", 0)
         rate = _pct(intact / spoken) if spoken else "N/A"
         lines.append(f"  Key-entity accuracy ({direction}): {rate} ({intact}/{spoken} entities)")
+    lines += _token_sources(run)
     return lines
+
+
+def _token_sources(run: RunAggregator) -> list[str]:
+    """Says what the upstream Token Usage block's numbers are: the server's own counts, the
+    built-in models' estimates, or calls whose response carried no usage at all."""
+    parts = []
+    for side in agg.TOKEN_SIDES:
+        source = run.token_source(side)
+        if source is None:
+            continue
+        missing, calls = run.calls_without_usage[side], run.tokens[side]["n_calls"]
+        note = f" ({missing} of {calls} call(s) reported no usage)" if missing else ""
+        parts.append(f"{side} {TOKEN_SOURCE_LABELS.get(source, source)}{note}")
+    return [f"  Token counts: {'; '.join(parts)}"] if parts else []
 
 
 def _pass_hat_values(run: RunAggregator, block: ProjectBlock) -> dict[int, float]:

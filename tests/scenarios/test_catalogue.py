@@ -269,7 +269,7 @@ def test_spell_and_fmt():
     assert fmt("8JVSDF") == "8JVSDF (spelled out as eight, J, V, S, D, F)"
     assert fmt("ORD") == "ORD (spelled out as O, R, D)"
     assert spell("FAR0UM") == "F, A, R, zero, U, M"
-    assert spell("sk-1_#") == "S, K, one"
+    assert spell("sk-1_#") == "S, K, dash, one, underscore, hash"
 
 
 # -- scaffold rules ---------------------------------------------------------------------------------------

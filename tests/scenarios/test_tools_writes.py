@@ -500,6 +500,17 @@ def test_case_46_standby_checks_and_unknown_reservation() -> None:
     assert session.db == before
 
 
+@pytest.mark.parametrize("journey_id", ["", "SW200_20260320", "FL_20260320", "journey_123", "FL-SK610-20260608"])
+def test_standby_checks_journey_id_format(journey_id: str) -> None:
+    """tools.md §3.11: a malformed or empty journey id is a format error, not flight_not_found."""
+    session = ToolSession(initial_db("2.1.2"))
+    before = copy.deepcopy(session.db)
+    result = expect_error(session, "add_to_standby", "invalid_journey_id_format", confirmation_number="PP248Z",
+                          journey_id=journey_id, passenger_ids=["PAX001"])
+    assert "FL_" in result["message"]
+    assert session.db == before
+
+
 # ---------------------------------------------------------------- credits and vouchers
 
 def test_case_47_travel_credit() -> None:

@@ -418,3 +418,23 @@ def test_ill_typed_fields_are_printed_not_fatal() -> None:
     assert "    Judge score: None\n" in text and "    NL-assertion pass rate: n/a%\n" in text
     assert "  Duration: Nones\n" in text and "Turns/min" not in text
     assert "    Mean: 5.0ms\n    P50: Nonems\n" in text
+
+
+def test_token_counts_are_labelled_by_source_in_the_project_block() -> None:
+    """Estimates and unknown usage are said to be so; a response without usage is a call, not 0 tokens."""
+    usage = {"agent": {"n_calls": 3, "prompt": 300, "completion": 30, "source": "estimate", "calls_without_usage": 0},
+             "user": {"n_calls": 4, "prompt": None, "completion": None, "source": "unknown", "calls_without_usage": 4}}
+    rows = [{"scenario_name": "eva_airline__a", "token_usage": usage, "is_successful": True},
+            {"scenario_name": "eva_airline__b", "token_usage": {**usage, "agent": {**usage["agent"], "source": "server"}},
+             "is_successful": False}]
+    text = format_all_summary(rows, min_agent_turns=0, project_block=ProjectBlock())
+    assert "  user: 8 call(s), prompt=0, completion=0, total=0\n" in text, "upstream block unchanged"
+    assert text.splitlines()[-1] == (
+        "  Token counts: agent partly reported, partly estimated or unknown; "
+        "user unknown (8 of 8 call(s) reported no usage)"
+    )
+    only_estimates = format_all_summary(rows[:1], min_agent_turns=0, project_block=ProjectBlock())
+    assert only_estimates.splitlines()[-1].startswith("  Token counts: agent estimates (built-in model); user unknown")
+    legacy = format_all_summary([{"scenario_name": "x", "token_usage": {"agent": {"n_calls": 2}}}],
+                                min_agent_turns=0, project_block=ProjectBlock())
+    assert "Token counts" not in legacy, "old metrics without a source are not labelled"

@@ -22,13 +22,16 @@ def _verdict(policy: str, *, tool: bool = False, sim: bool = False, stop: str = 
         (s.POLICY_TOOL_ONLY, {"tool": True, "stop": s.STOP_EXIT}, (True, "agent_end_conversation_tool")),
         (s.POLICY_TOOL_ONLY, {"sim": True}, (False, "agent_end_conversation_tool_missing")),
         (s.POLICY_TOOL_ONLY, {"stop": s.STOP_INACTIVITY_TIMEOUT, "last": "user"}, (False, "agent_end_conversation_tool_missing")),
-        (s.POLICY_TOOL_ONLY, {"stop": s.STOP_DISCONNECTED}, (False, "agent_end_conversation_tool_missing")),
+        (s.POLICY_TOOL_ONLY, {"stop": s.STOP_DISCONNECTED}, (False, "connection_lost")),
+        # An exit tag that raced the lost connection does not make it clean (§9.1), under either policy.
+        (s.POLICY_TOOL_ONLY, {"tool": True, "stop": s.STOP_DISCONNECTED}, (False, "connection_lost")),
+        (s.POLICY_VALID_TERMINAL_STATE, {"tool": True, "sim": True, "stop": s.STOP_DISCONNECTED}, (False, "connection_lost")),
         (s.POLICY_VALID_TERMINAL_STATE, {"tool": True, "sim": True, "stop": s.STOP_EXIT}, (True, "agent_end_conversation_tool")),
         (s.POLICY_VALID_TERMINAL_STATE, {"sim": True, "stop": s.STOP_SIMULATOR_EXIT}, (True, "simulator_reported_end")),
         (s.POLICY_VALID_TERMINAL_STATE, {"stop": s.STOP_INACTIVITY_TIMEOUT, "last": "user"}, (True, "inactivity_timeout_after_user_final_turn")),
         (s.POLICY_VALID_TERMINAL_STATE, {"stop": s.STOP_INACTIVITY_TIMEOUT, "last": "agent"}, (False, "no_valid_terminal_evidence")),
         (s.POLICY_VALID_TERMINAL_STATE, {"stop": s.STOP_TIMEOUT, "last": "user"}, (False, "no_valid_terminal_evidence")),
-        (s.POLICY_VALID_TERMINAL_STATE, {"stop": s.STOP_DISCONNECTED, "last": "user"}, (False, "no_valid_terminal_evidence")),
+        (s.POLICY_VALID_TERMINAL_STATE, {"stop": s.STOP_DISCONNECTED, "last": "user"}, (False, "connection_lost")),
     ],
 )
 def test_end_policy_rows(policy: str, kwargs: dict, expected: tuple[bool, str]) -> None:
@@ -43,6 +46,9 @@ def test_unknown_policy_raises() -> None:
 def test_constants() -> None:
     assert s.SIGNAL_NAMES == ("is_action_match", "db_state_match", "db_state_assertion", "nl_assertion", "judge_passed", "clean_exit")
     assert s.STOP_REASONS == ("[EXIT]", "[SIMULATOR_EXIT]", "[INACTIVITY_TIMEOUT]", "[TIMEOUT]", "[DISCONNECTED]")
+    from voice.bridge import engine
+
+    assert (engine.EXIT, engine.DISCONNECTED) == (s.STOP_EXIT, s.STOP_DISCONNECTED), "one home for the names"
     assert s.POLICIES == ("tool-only", "valid-terminal-state")
 
 

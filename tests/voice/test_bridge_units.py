@@ -5,7 +5,6 @@ import numpy as np
 
 from voice.bridge.audio import Recording, is_speech, resample, rms, usable_chunk
 from voice.bridge.conversation import ConversationState
-from voice.bridge.latency import latency_stats
 from voice.bridge.relay import JitterBuffer
 from voice.bridge.summary import merge_summaries, parse_context
 from voice.bridge.transcript import Transcript, join_text
@@ -86,11 +85,29 @@ def test_token_usage_exit_and_final_response():
     state = ConversationState(modality="text")
     state.on_message("agent", rtvi.metrics_tokens(10, 2), 0.1)
     state.on_message("agent", {"type": "metrics", "data": {"tokens": [{"completion_tokens": 3}, {"value": {"prompt_tokens": 4}}]}}, 0.2)
-    assert state.token_usage["agent"] == {"n_calls": 3, "prompt": 14, "completion": 5}
+    assert state.token_usage["agent"] == {"n_calls": 3, "prompt": 14, "completion": 5, "source": "server",
+                                          "calls_without_usage": 0}
     assert state.on_message("user", rtvi.server_message({"text": "<final_response>{}</final_response>"}), 0.3) is None
     assert state.final_responses == ["{}"]
     assert state.on_message("user", rtvi.server_message({"text": "see <exit>x</exit>"}), 0.4) is None
     assert state.on_message("user", rtvi.exit_message(), 0.5) == "user"
+
+
+def test_token_usage_marks_estimates_and_responses_without_usage():
+    state = ConversationState(modality="text")
+    estimate = {"type": "metrics", "data": {"tokens": [{"prompt_tokens": 7, "completion_tokens": 2, "source": "estimate"}]}}
+    unknown = {"type": "metrics", "data": {"tokens": [{"prompt_tokens": None, "completion_tokens": None, "source": "unknown"}]}}
+    state.on_message("agent", estimate, 0.1)
+    state.on_message("agent", estimate, 0.2)
+    assert state.token_usage["agent"] == {"n_calls": 2, "prompt": 14, "completion": 4, "source": "estimate",
+                                          "calls_without_usage": 0}
+    state.on_message("user", unknown, 0.3)
+    state.on_message("user", unknown, 0.4)
+    assert state.token_usage["user"] == {"n_calls": 2, "prompt": None, "completion": None, "source": "unknown",
+                                         "calls_without_usage": 2}, "calls counted, tokens not invented"
+    state.on_message("user", rtvi.metrics_tokens(5, 1), 0.5)
+    assert state.token_usage["user"] == {"n_calls": 3, "prompt": 5, "completion": 1, "source": "mixed",
+                                         "calls_without_usage": 2}
 
 
 def test_heard_text_is_attached_to_the_turn_it_belongs_to():
@@ -166,12 +183,6 @@ def test_merge_summaries_and_context_parsing():
     assert parse_context({"context": "[1]"}) == [1]
     assert parse_context({"context": "[{'a': 1}]"}) == []
     assert parse_context(None) == []
-
-
-def test_latency_stats():
-    assert latency_stats([])["count"] == 0
-    stats = latency_stats([300.0, 100.0, 200.0])
-    assert stats == {"count": 3, "mean_ms": 200.0, "p50_ms": 200.0, "p95_ms": 300.0, "min_ms": 100.0, "max_ms": 300.0}
 
 
 def test_request_ids_are_unique():

@@ -108,4 +108,106 @@ async def test_openai_backend_calls_tools_through_local_server():
     assert said == ["Your reservation is confirmed."]
     tokens = [e["data"]["tokens"][0] for e in events if isinstance(e, dict) and e.get("type") == "metrics"]
     assert [t["prompt_tokens"] for t in tokens] == [121, 122]
+    assert {t["source"] for t in tokens} == {"server"}
     assert [m["role"] for m in history] == ["system", "user", "assistant", "tool", "assistant"]
+
+
+# --- malformed tool calls (issue 11 #1) -------------------------------------------------------------
+
+import pytest  # noqa: E402
+
+from scenarios.domains.eva_airline.tools import executor  # noqa: E402
+from scoring.canonical import db_hash  # noqa: E402
+from tests.streaming_standin import StreamingChatStandIn, Turn  # noqa: E402
+
+_MEAL = '{"confirmation_number": "ZK3FFW", "passenger_id": "PAX001", "journey_id": "FL_SK621_20260320", "meal_type": "vegetarian"}'
+
+
+def _explode(session, params):
+    session.db["reservations"].clear()  # a half-done mutation that the guard must undo
+    raise RuntimeError("tool blew up")
+
+
+@pytest.mark.parametrize(
+    ("name", "raw_arguments", "error_type"),
+    [
+        ("get_reservation", '["confirmation_number", "ZK3FFW"]', "invalid_parameter"),
+        ("get_reservation", '[["confirmation_number", "ZK3FFW"], ["last_name", "Rodriguez"]]', "invalid_parameter"),
+        ("add_meal_request", '{"confirmation_number": "ZK3FFW", "passenger_id": ', "invalid_parameter"),
+        ("add_meal_request", '{"confirmation_number": "ZK3FFW", "passenger_id": ["PAX001"], "journey_id": 17, "meal_type": true}',
+         "invalid_passenger_id_format"),
+        ("book_spaceship", '{"destination": "MARS"}', "tool_not_found"),
+        ("add_meal_request", _MEAL, "execution_error"),
+    ],
+    ids=["json-list", "list-of-pairs", "unparseable", "wrong-types", "unknown-tool", "handler-exception"],
+)
+async def test_malformed_tool_call_gets_error_result_and_conversation_goes_on(monkeypatch, name, raw_arguments, error_type):
+    if error_type == "execution_error":
+        monkeypatch.setitem(executor.HANDLERS, "add_meal_request", _explode)
+    fake = await StreamingChatStandIn(
+        [Turn(calls=[(name, raw_arguments)]), Turn(text="Sorry about that. Goodbye.", calls=[("end_conversation", "{}")])]
+    ).start()
+    try:
+        load_all()
+        scenario = resolve_scenario("1.1.2")
+        agent = build_brain("agent", model="standin", llm_url=fake.base_url, api_key_name="EVASITE_UNSET_KEY")
+        state = {"db": initial_db("1.1.2")}
+        hash_before = db_hash(state["db"])
+        await agent.configure(BrainConfig(prompt=scenario.get_agent_prompt(), tools=json.loads(scenario.get_agent_tools()),
+                                          tool_domain="eva_airline", shared_state=state))
+        events: list = []
+
+        async def emit(item) -> None:
+            events.append(item)
+
+        def exited() -> bool:
+            return any(isinstance(e, dict) and "<exit>" in str((e.get("data") or {}).get("text", "")) for e in events)
+
+        await agent.start(emit)
+        await agent.handle_text("Hello", kind="kickoff")
+        for _ in range(250):
+            if exited():
+                break
+            await asyncio.sleep(0.02)
+        await agent.drain()
+        await agent.stop()
+    finally:
+        await fake.stop()
+
+    assert len(fake.requests) == 2, "the model must be invoked again after the bad call"
+    tool_messages = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 1
+    result = json.loads(tool_messages[0]["content"])
+    assert result["status"] == "error" and result["error_type"] == error_type
+    assert db_hash(state["db"]) == hash_before
+    assert not state.get("actions")
+    assert exited(), "the conversation ends with the agent's end_conversation"
+    called = [e["data"]["function_name"] for e in events if isinstance(e, dict) and e.get("type") == "llm-function-call"]
+    assert called == [name, "end_conversation"]
+    # The stand-in streams no usage (like llama.cpp's server): each response is still one call.
+    entries = [t for e in events if isinstance(e, dict) and e.get("type") == "metrics" for t in e["data"]["tokens"]]
+    assert entries == [{"prompt_tokens": None, "completion_tokens": None, "total_tokens": None, "source": "unknown"}] * 2
+
+
+async def test_a_bot_can_only_call_the_tools_it_was_given():
+    """The passenger has end_conversation only: an airline tool name is tool_not_found, not run."""
+    from types import SimpleNamespace
+
+    from voice.bots.processors.sink import EmitSink
+    from voice.bots.toolbox import Toolbox
+
+    state = {"db": initial_db("1.1.2")}
+    hash_before = db_hash(state["db"])
+    toolbox = Toolbox(EmitSink(pace_audio=False), lambda: state)
+    toolbox.configure({"end_conversation": {}}, "eva_airline")
+    results: list = []
+
+    async def result_callback(result, *, properties=None) -> None:
+        results.append(result)
+
+    params = SimpleNamespace(function_name="cancel_reservation", tool_call_id="call_x", result_callback=result_callback,
+                             arguments={"confirmation_number": "ZK3FFW", "journey_id": "FL_SK621_20260320",
+                                        "cancellation_reason": "voluntary"})
+    await toolbox._handle(params)
+    assert results[0]["error_type"] == "tool_not_found" and "Available tools: end_conversation" in results[0]["message"]
+    assert db_hash(state["db"]) == hash_before and not state.get("actions")

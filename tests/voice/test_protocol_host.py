@@ -88,6 +88,37 @@ async def test_apply_initialization_missing_db_file_fails(transport, tmp_path, m
         await channel.close()
 
 
+async def test_db_path_outside_the_data_root_is_refused(transport, tmp_path, monkeypatch):
+    root = tmp_path / "root"
+    root.mkdir()
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"password": "hunter2"}))
+    (root / "link.json").symlink_to(secret)
+    monkeypatch.setenv("EVAL_DATA_ROOT", str(root))
+    host = _host()
+    async with hosted(host, transport) as endpoint:
+        channel = await endpoint.connect()
+        await _prompted(channel)
+        for db_path in (str(secret), "../secret.json", "sub/../../secret.json", "link.json", ""):
+            init = json.dumps({"db_path": db_path})
+            result = await _ask(channel, "apply_initialization", {"shared_state_init": init})
+            assert result["success"] is False, db_path
+            assert "inside the evaluation data root" in result["errors"][0]
+            summary = await _ask(channel, "get_scenario_summary", {"include_db": True})
+            assert "hunter2" not in json.dumps(summary)
+        await channel.close()
+
+
+async def test_bot_ready_states_the_modality(transport):
+    for modality in ("text", "voice"):
+        async with hosted(double_host(DoubleOptions(modality=modality)), transport) as endpoint:
+            channel = await endpoint.connect()
+            await channel.send(rtvi.client_ready())
+            ready = await wait_for(channel, lambda item: isinstance(item, dict) and item.get("type") == "bot-ready", TIMEOUT)
+            assert rtvi.stated_modality(ready) == modality
+            await channel.close()
+
+
 async def test_summary_context_and_sync_delta(transport):
     host = _host()
     async with hosted(host, transport) as endpoint:

@@ -60,3 +60,14 @@ async def test_run_bot_double_serves_a_whole_session(tmp_path):
     finally:
         _stop(agent)
         _stop(user)
+
+
+def test_run_bot_refuses_a_public_bind_without_a_token(monkeypatch):
+    import pytest
+    from django.core.management import CommandError, call_command
+
+    from voice.protocol.websocket import TOKEN_ENV
+
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    with pytest.raises(CommandError, match=TOKEN_ENV):
+        call_command("run_bot", "--role", "agent", "--port", "0", "--host", "0.0.0.0", "--double")

@@ -1,4 +1,4 @@
-"""WebSocket specifics: protocol errors, connect retries, single-client replacement (§2.2)."""
+"""WebSocket specifics: protocol errors, connect retries, one session at a time, the token (§2.2)."""
 from __future__ import annotations
 
 import asyncio
@@ -16,10 +16,10 @@ from tests.voice.test_bridge_session import AGENT, INPUTS, USER
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import InProcessEndpoint, WebSocketEndpoint
 from voice.bridge.engine import SessionSetupError, run_session
-from voice.bridge.requests import handshake, request_or_none, wait_for
+from voice.bridge.requests import handshake, request_or_none
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk, ConnectionClosed
-from voice.protocol.websocket import connect_websocket, serve_websocket
+from voice.protocol.websocket import TOKEN_ENV, connect_websocket, serve_websocket
 from voice.protocol.wire import UnusedFrame, WireError, decode, encode
 from voice.testing.double import DoubleOptions, double_host
 
@@ -55,16 +55,49 @@ async def test_connect_gives_up_after_its_attempts():
         await connect_websocket(url, attempts=2, backoff=(0.05,))
 
 
-async def test_a_new_client_replaces_the_previous_one():
+async def test_a_second_client_is_refused_while_a_session_is_live():
     server = await serve_websocket(double_host(DoubleOptions()))
     try:
         first = await connect_websocket(server.url, attempts=1)
         assert await handshake(first, 3)
-        second = await connect_websocket(server.url, attempts=1)
+        with pytest.raises(ConnectionError, match="409"):
+            await connect_websocket(server.url, attempts=1)
+        assert await handshake(first, 3), "the live session is untouched"
+        await first.close()
+        second = await connect_websocket(server.url, attempts=3, backoff=(0.1,))  # slot free again
         assert await handshake(second, 3)
-        with pytest.raises(ConnectionClosed):
-            await wait_for(first, lambda item: False, 3)
         await second.close()
+    finally:
+        await server.close()
+
+
+async def test_a_token_server_refuses_clients_without_the_token(monkeypatch):
+    server = await serve_websocket(double_host(DoubleOptions()), token="s3cret")
+    try:
+        monkeypatch.delenv(TOKEN_ENV, raising=False)
+        with pytest.raises(ConnectionError, match="401"):
+            await connect_websocket(server.url, attempts=3, backoff=(0.1,))
+        monkeypatch.setenv(TOKEN_ENV, "wrong")
+        with pytest.raises(ConnectionError, match="401"):
+            await connect_websocket(server.url, attempts=1)
+        monkeypatch.setenv(TOKEN_ENV, "s3cret")
+        channel = await connect_websocket(server.url, attempts=1)
+        assert await handshake(channel, 3)
+        await channel.close()
+    finally:
+        await server.close()
+
+
+async def test_a_bot_of_the_other_modality_is_refused_at_setup():
+    """The bot states its modality in bot-ready; a text run refuses a voice bot at once."""
+    server = await serve_websocket(double_host(DoubleOptions(modality="voice")))
+    try:
+        started = time.monotonic()
+        with pytest.raises(SessionSetupError, match="serves voice modality but this run uses text modality"):
+            await run_session(scenario_inputs=INPUTS, agent=WebSocketEndpoint(server.url, attempts=1),
+                              user=InProcessEndpoint(double_host(DoubleOptions(role="user", script=USER))),
+                              config=BridgeConfig(modality="text"))
+        assert time.monotonic() - started < 5
     finally:
         await server.close()
 

@@ -9,7 +9,8 @@ from urllib.parse import urlparse
 from voice.bots.brain import Brain
 from voice.bots.pipeline import PipecatBrain, SpeechFactories
 
-AGENT_MODELS = ("gold-replay", "null")
+AGENT_MODELS = ("listening", "gold-replay", "null")
+DEFAULT_AGENT_MODEL = "listening"
 USER_MODELS = ("scripted",)
 
 
@@ -23,18 +24,20 @@ def build_brain(
     tts: Optional[str] = None,
     stt: Optional[str] = None,
     pace_audio: Optional[bool] = None,
-    turn_gap_secs: float = 1.0,
+    turn_gap_secs: Optional[float] = None,
 ) -> Brain:
     """A ``PipecatBrain`` for ``role`` ("agent" | "user").
 
-    ``model`` names a built-in model ("gold-replay" / "null" for the agent, "scripted" for the
+    ``model`` names a built-in model ("listening" / "gold-replay" / "null" for the agent, "scripted" for the
     passenger) or, together with ``llm_url``, the model served by an OpenAI-compatible endpoint.
     The API key is read from the environment variable ``api_key_name`` when the pipeline is
     built and never stored; without one, only a loopback endpoint is accepted (key
     "not-needed"). ``pace_audio`` (default: on in voice) sends TTS audio in real time;
     ``turn_gap_secs`` is the quiet time that ends a heard turn in voice modality.
     """
-    options = {"pace_audio": pace_audio, "turn_gap_secs": turn_gap_secs}
+    options: dict = {"pace_audio": pace_audio}
+    if turn_gap_secs is not None:
+        options["turn_gap_secs"] = turn_gap_secs  # else the collector's TURN_GAP_SECS
     if role not in ("agent", "user"):
         raise ValueError(f"role must be 'agent' or 'user', not {role!r}")
     if modality not in ("text", "voice"):
@@ -42,15 +45,15 @@ def build_brain(
 
     speech = _speech(tts, stt) if modality == "voice" else None
     if llm_url:
-        _check_api_key(llm_url, api_key_name)
+        api_key_for(llm_url, api_key_name)
 
         def openai_llm(brain: PipecatBrain):
-            from pipecat.services.openai.llm import OpenAILLMService
+            from voice.bots.openai_llm import GuardedOpenAILLMService
 
-            return OpenAILLMService(
-                api_key=_check_api_key(llm_url, api_key_name),
+            return GuardedOpenAILLMService(
+                api_key=api_key_for(llm_url, api_key_name),
                 base_url=llm_url,
-                settings=OpenAILLMService.Settings(model=model),
+                settings=GuardedOpenAILLMService.Settings(model=model),
             )
 
         return PipecatBrain(role=role, llm_factory=openai_llm, modality=modality, speech=speech, **options)
@@ -74,7 +77,7 @@ def check_model_slot(role: str, *, model: str, llm_url: Optional[str], api_key_n
     """Raise ValueError now for a configuration ``build_brain`` would refuse later (used to turn
     a typo into a usage error before any scenario runs)."""
     if llm_url:
-        _check_api_key(llm_url, api_key_name)
+        api_key_for(llm_url, api_key_name)
         return
     known = AGENT_MODELS if role == "agent" else USER_MODELS
     if model not in known:
@@ -86,6 +89,10 @@ def check_model_slot(role: str, *, model: str, llm_url: Optional[str], api_key_n
 
 def _builtin_policy(role: str, model: str, owner: list[PipecatBrain]):
     check_model_slot(role, model=model, llm_url=None, api_key_name=None)
+    if model == "listening":
+        from voice.bots.models.listening import ListeningAgentPolicy
+
+        return ListeningAgentPolicy(lambda: owner[0].shared_state)
     if model == "gold-replay":
         from voice.bots.models.gold_replay import GoldReplayPolicy
 
@@ -99,8 +106,8 @@ def _builtin_policy(role: str, model: str, owner: list[PipecatBrain]):
     return ScriptedPassengerPolicy(lambda: owner[0].prompt)
 
 
-def _check_api_key(llm_url: str, api_key_name: Optional[str]) -> str:
-    """The key from the environment; "not-needed" only for a loopback endpoint."""
+def api_key_for(llm_url: str, api_key_name: Optional[str]) -> str:
+    """The key from the environment; "not-needed" only for a loopback endpoint (ValueError otherwise)."""
     value = os.environ.get(api_key_name) if api_key_name else None
     if value:
         return value
@@ -111,7 +118,12 @@ def _check_api_key(llm_url: str, api_key_name: Optional[str]) -> str:
 
 
 def _is_loopback(url: str) -> bool:
-    host = (urlparse(url).hostname or "").strip("[]")
+    return is_loopback_host(urlparse(url).hostname or "")
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a name or address) stays on this machine."""
+    host = host.strip("[]")
     if host == "localhost":
         return True
     try:

@@ -130,7 +130,7 @@ class BotHost:
             return
         kind = rtvi.message_type(item)
         if kind == "client-ready":
-            await connection.send(rtvi.bot_ready())
+            await connection.send(rtvi.bot_ready(getattr(self.brain, "modality", None)))
         elif kind == "client-message":
             requests.put_nowait(item)  # handled in order by the worker; reading never blocks
         elif kind == "send-text":
@@ -295,14 +295,26 @@ def _resolve_db_path(state: dict) -> str | None:
         return None
     from scenarios.data_root import get_eval_data_root
 
-    path = Path(str(db_path))
-    if not path.is_absolute():
-        path = get_eval_data_root() / path
+    path = confined_path(get_eval_data_root(), str(db_path))
+    if path is None:
+        # A peer may not read arbitrary files back through include_db.
+        return f"db_path {db_path!r} must be a relative path inside the evaluation data root"
     try:
         state["db"] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        return f"cannot load db_path {path}: {exc}"
+        return f"cannot load db_path {db_path}: {exc}"
     return None
+
+
+def confined_path(root: Path, relative: str) -> Path | None:
+    """``root / relative`` resolved, or None when ``relative`` is absolute or escapes ``root``
+    (``..``, a symlink pointing out)."""
+    candidate = Path(relative)
+    if not relative or candidate.is_absolute() or candidate.drive:
+        return None
+    base = root.resolve()
+    resolved = (base / candidate).resolve()
+    return resolved if resolved.is_relative_to(base) else None
 
 
 def _hasher_from_settings() -> DbHasher | None:

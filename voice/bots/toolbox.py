@@ -6,6 +6,8 @@ decides the calls.
 """
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from loguru import logger
@@ -19,6 +21,11 @@ from voice.bots.processors.sink import EmitSink
 from voice.protocol import rtvi
 
 DEFAULT_END_DESCRIPTION = "End the conversation with the user."
+
+
+class RawToolArguments(str):
+    """Argument text a model streamed that is not valid JSON, kept verbatim so the executor
+    answers it with ``invalid_parameter`` (see ``voice.bots.openai_llm``)."""
 
 
 def _tools_api():
@@ -104,6 +111,10 @@ class Toolbox:
     def register(self, llm: LLMService) -> None:
         for name in self.names:
             llm.register_function(name, self._handle)
+        if self.names:
+            # Catch-all: a name the model made up gets the tools' own tool_not_found envelope
+            # (and the model runs again) instead of pipecat's generic "not available" text.
+            llm.register_function(None, self._handle)
 
     # --- execution -----------------------------------------------------------------------
     def _bound_session(self) -> Any:
@@ -116,9 +127,26 @@ class Toolbox:
         return self._session
 
     async def _handle(self, params: FunctionCallParams) -> None:
+        """Every call gets a result envelope in the context, whatever the model sent; an
+        envelope is never empty, so pipecat runs the model again (unless the call ended it)."""
+        from scenarios.domains.eva_airline.tools.errors import error_result
+
         name = params.function_name
-        arguments = dict(params.arguments or {})
-        self._sink.send(rtvi.llm_function_call(name, params.tool_call_id, arguments))
+        arguments = tool_arguments(params.arguments)
+        try:
+            if name in self.names:
+                result, properties = self._execute(name, params.tool_call_id, arguments)
+            else:  # only the tools this bot was given, even if the airline module has more
+                self._sink.send(rtvi.llm_function_call(str(name), params.tool_call_id, _shown(arguments)))
+                available = ", ".join(self.names)
+                result, properties = error_result("tool_not_found", f"Tool '{name}' not found. Available tools: {available}"), None
+        except Exception as exc:  # a bug here must not leave the call without a result
+            logger.exception(f"tool {name} failed in the toolbox")
+            result, properties = error_result("execution_error", f"Tool {name!r} failed: {exc}"), None
+        await params.result_callback(result, properties=properties)
+
+    def _execute(self, name: str, tool_call_id: str, arguments: Any) -> tuple[dict, Any]:
+        self._sink.send(rtvi.llm_function_call(name, tool_call_id, _shown(arguments)))
         session = self._bound_session()
         before = len(session.actions)
         was_ending = session.end_requested
@@ -139,4 +167,21 @@ class Toolbox:
         else:
             session.end_requested = was_ending
         logger.debug(f"tool {name}({arguments}) -> {result.get('status', result.get('success'))}")
-        await params.result_callback(result, properties=properties)
+        return result, properties
+
+
+def _shown(arguments: Any) -> dict:
+    """The ``args`` of the llm-function-call notice: always an object (§5.9)."""
+    return dict(arguments) if isinstance(arguments, dict) else {"unparsed_arguments": str(arguments)}
+
+
+def tool_arguments(value: Any) -> Any:
+    """What the executor should parse: an object as a dict, unparseable text as that text, any
+    other JSON value re-encoded, so a list (even of pairs) is refused, never turned into a dict."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, RawToolArguments):
+        return str(value)
+    if value is None:
+        return {}
+    return json.dumps(value)

@@ -59,6 +59,9 @@ class SessionOutcome:
     """Per turn index: the final ASR text the other side's bot reported for it (voice), or None."""
     bridge_log: list[str]
     modality: str = "voice"
+    conversation_started: float | None = None
+    """``time.monotonic()`` just before the conversation connections were opened (§3.2 step 10),
+    where the runner's ``scenario_duration`` starts."""
 
     @property
     def total_turns(self) -> int:

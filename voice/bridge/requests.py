@@ -30,17 +30,22 @@ async def _first_match(channel: Channel, match: Callable[[Item], bool]) -> Item:
 
 
 async def handshake(channel: Channel, timeout: float) -> bool:
-    """``client-ready`` -> ``bot-ready``; False on timeout (the caller only warns, §3.2).
+    """``client-ready`` -> ``bot-ready``; False on timeout (the caller only warns, §3.2)."""
+    return await handshake_reply(channel, timeout) is not None
+
+
+async def handshake_reply(channel: Channel, timeout: float) -> dict | None:
+    """``client-ready`` -> the ``bot-ready`` message itself, or None on timeout.
 
     The send is inside the deadline too: a peer that stops reading makes it wait without limit.
     """
     try:
         async with asyncio.timeout(timeout):
             await channel.send(rtvi.client_ready())
-            await _first_match(channel, lambda item: isinstance(item, dict) and rtvi.message_type(item) == "bot-ready")
-        return True
+            reply = await _first_match(channel, lambda item: isinstance(item, dict) and rtvi.message_type(item) == "bot-ready")
+        return reply if isinstance(reply, dict) else None
     except TimeoutError:
-        return False
+        return None
 
 
 async def request(channel: Channel, name: str, args: dict | None, *, side: str, timeout: float) -> Any:
@@ -82,4 +87,4 @@ async def request_or_none(channel: Channel, name: str, args: dict | None, *, sid
         return None
 
 
-__all__ = ["RequestError", "handshake", "request", "request_or_none", "wait_for", "ConnectionClosed"]
+__all__ = ["RequestError", "handshake", "handshake_reply", "request", "request_or_none", "wait_for", "ConnectionClosed"]

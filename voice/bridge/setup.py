@@ -11,7 +11,8 @@ from typing import Callable
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import PeerEndpoint
 from voice.bridge.outcome import SessionInputs, SessionSetupError
-from voice.bridge.requests import RequestError, handshake, request
+from voice.bridge.requests import RequestError, handshake_reply, request
+from voice.protocol import rtvi
 from voice.protocol.channel import Channel, ConnectionClosed
 
 
@@ -23,13 +24,26 @@ async def open_connection(side: str, endpoint: PeerEndpoint, config: BridgeConfi
     except (ConnectionError, OSError) as exc:
         raise SessionSetupError(f"cannot connect to the {side} bot ({endpoint.label}): {exc}") from exc
     try:
-        ready = await handshake(channel, config.handshake_timeout)
+        ready = await handshake_reply(channel, config.handshake_timeout)
     except ConnectionClosed as exc:
         await channel.close()
         raise SessionSetupError(f"{side} bot closed the connection during the handshake") from exc
-    if not ready:
+    if ready is None:
         log(f"WARNING: no bot-ready from the {side} bot within {config.handshake_timeout} s; continuing")
+    mismatch = modality_mismatch(side, endpoint.label, rtvi.stated_modality(ready), config.modality)
+    if mismatch:
+        await channel.close()
+        raise SessionSetupError(mismatch)
     return channel
+
+
+def modality_mismatch(side: str, label: str, stated: str | None, wanted: str) -> str | None:
+    """The refusal text when a bot states another modality than the run's (None: compatible or
+    the bot does not say)."""
+    if stated is None or stated == wanted:
+        return None
+    return (f"the {side} bot at {label} serves {stated} modality but this run uses {wanted} modality "
+            f"(start it with --modality {wanted}, or run with --modality {stated})")
 
 
 async def prepare_bots(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 LABEL = "rtvi-ai"
 PROTOCOL_VERSION = "1.1.0"
@@ -101,11 +101,20 @@ def error_text(exc: BaseException) -> str:
 # --- bot -> bridge: events -------------------------------------------------------------------
 
 
-def bot_ready() -> dict:
-    return envelope(
-        "bot-ready",
-        {"version": PROTOCOL_VERSION, "about": {"library": LIBRARY, "library_version": "1"}},
-    )
+def bot_ready(modality: str | None = None) -> dict:
+    """``modality`` (project addition): what the bot serves, so a bridge running the other
+    modality refuses it at setup instead of idling into the inactivity timeout."""
+    data: dict[str, Any] = {"version": PROTOCOL_VERSION, "about": {"library": LIBRARY, "library_version": "1"}}
+    if modality is not None:
+        data["modality"] = modality
+    return envelope("bot-ready", data)
+
+
+def stated_modality(message: dict | None) -> str | None:
+    """The modality a ``bot-ready`` states, or None (bots that do not say)."""
+    data = message_data(message) if isinstance(message, dict) else None
+    value = data.get("modality") if isinstance(data, dict) else None
+    return value if value in ("voice", "text") else None
 
 
 def bot_started_speaking() -> dict:
@@ -141,6 +150,10 @@ def user_transcription(text: str, *, final: bool = True) -> dict:
         "user-transcription",
         {"text": text, "final": final, "user_id": "", "timestamp": _iso_now()},
     )
+
+
+USAGE_SERVER, USAGE_ESTIMATE, USAGE_UNKNOWN = "server", "estimate", "unknown"
+"""Where a token entry's counts come from (the ``source`` of a metrics token entry)."""
 
 
 def metrics(tokens: list[dict]) -> dict:
@@ -246,8 +259,21 @@ def resets_inactivity(message: dict) -> bool:
     return message_type(message) in _ACTIVITY_TYPES
 
 
-def token_entries(message: dict) -> list[tuple[int, int]]:
-    """``(prompt, completion)`` per ``data.tokens`` entry of a metrics event (missing -> 0)."""
+class TokenEntry(NamedTuple):
+    """One completion's usage: counts (None when the response carried none) and their source."""
+
+    prompt: int | None
+    completion: int | None
+    source: str
+
+
+def token_entries(message: dict) -> list[TokenEntry]:
+    """One ``TokenEntry`` per ``data.tokens`` entry of a metrics event.
+
+    A missing count is 0 when the other is present (§10.1); an entry with neither is a call
+    whose usage is unknown. ``source`` is what the bot stated (``server`` / ``estimate`` /
+    ``unknown``), else ``server`` for a bot that reports counts without saying.
+    """
     if message_type(message) != "metrics":
         return []
     data = message_data(message)
@@ -257,15 +283,23 @@ def token_entries(message: dict) -> list[tuple[int, int]]:
         if not isinstance(entry, dict):
             continue
         value = entry.get("value") if isinstance(entry.get("value"), dict) else entry
-        entries.append((_int(value.get("prompt_tokens")), _int(value.get("completion_tokens"))))
+        prompt, completion = _count(value.get("prompt_tokens")), _count(value.get("completion_tokens"))
+        if prompt is None and completion is None:
+            entries.append(TokenEntry(None, None, USAGE_UNKNOWN))
+            continue
+        stated = entry.get("source", value.get("source"))
+        source = stated if stated in (USAGE_SERVER, USAGE_ESTIMATE) else USAGE_SERVER
+        entries.append(TokenEntry(prompt or 0, completion or 0, source))
     return entries
 
 
-def _int(value: Any) -> int:
+def _count(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
     try:
-        return int(value or 0)
+        return int(value)
     except (TypeError, ValueError):
-        return 0
+        return None
 
 
 def _iso_now() -> str:

@@ -9,12 +9,15 @@ bytes that are not a frame at all end the connection as a protocol error, surfac
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
+import os
 from typing import Callable, Protocol, Sequence, Union
 
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.http11 import Request, Response
 
 from voice.protocol.channel import Channel, ConnectionClosed, Item
 from voice.protocol.wire import UnusedFrame, WireError, decode, encode
@@ -27,6 +30,12 @@ PING_INTERVAL = 20.0
 PING_TIMEOUT = 10.0
 CLOSE_TIMEOUT = 10.0
 PROTOCOL_ERROR = 1002
+SERVER_PING_TIMEOUT = 60.0
+"""A bot server drops a client that stopped answering pings, so a vanished bridge frees the
+single session slot (generous: the bridge's loop may be busy with speech)."""
+TOKEN_ENV = "EVASITE_BOT_TOKEN"
+"""The shared token a bot server bound beyond loopback requires, and the bridge sends, as
+``Authorization: Bearer <token>``."""
 
 
 class WebSocketChannel:
@@ -100,6 +109,8 @@ async def connect_websocket(
     (a long LLM pause must not drop the socket).
     """
     last_error: Exception | None = None
+    token = os.environ.get(TOKEN_ENV)
+    headers = {"Authorization": f"Bearer {token}"} if token else None
     for attempt in range(max(1, attempts)):
         if attempt:
             await asyncio.sleep(backoff[min(attempt - 1, len(backoff) - 1)] if backoff else 0)
@@ -113,15 +124,26 @@ async def connect_websocket(
                 compression=None,
                 proxy=None,
                 open_timeout=10,
+                additional_headers=headers,
             )
             return WebSocketChannel(ws)
         except (websockets.InvalidURI, ValueError) as exc:
             # A malformed --agent-url never becomes valid: no retries.
             raise ConnectionError(f"cannot connect to {url}: {exc}") from exc
+        except websockets.InvalidStatus as exc:
+            if exc.response.status_code in (401, 403):  # a wrong token stays wrong
+                raise ConnectionError(f"{url} refused the connection: {_refusal(exc)}") from exc
+            last_error = ConnectionError(_refusal(exc))
+            logger.info("connect %s attempt %d refused: %s", url, attempt + 1, last_error)
         except Exception as exc:  # refused, timed out, bad handshake, ...: retry
             last_error = exc
             logger.info("connect %s attempt %d failed: %s", url, attempt + 1, exc)
-    raise ConnectionError(f"could not connect to {url} after {attempts} attempts: {last_error}")
+    raise ConnectionError(f"could not connect to {url} after {attempts} attempts: {last_error}") from last_error
+
+
+def _refusal(exc: "websockets.InvalidStatus") -> str:
+    body = exc.response.body.decode("utf-8", "replace").strip() if exc.response.body else ""
+    return f"HTTP {exc.response.status_code}" + (f" ({body})" if body else "")
 
 
 class ServesChannels(Protocol):
@@ -134,12 +156,19 @@ HostLike = Union[ServesChannels, Callable[[], ServesChannels]]
 
 
 class BotServer:
-    """A running single-client bot server; ``port`` is the bound port (works with port 0)."""
+    """A running single-client bot server; ``port`` is the bound port (works with port 0).
 
-    def __init__(self, host_obj: ServesChannels, host: str) -> None:
+    One session at a time: while a client's connection is open, another is refused with HTTP
+    409 (the bridge retries; it opens a fresh connection per phase after closing the last one),
+    so nobody can take over a live bridge connection. With ``token`` set, a client must send it
+    as ``Authorization: Bearer <token>`` (HTTP 401 otherwise).
+    """
+
+    def __init__(self, host_obj: ServesChannels, host: str, *, token: str | None = None) -> None:
         self._bot_host = host_obj
         self.host = host
         self.port = 0
+        self._token = token
         self._server: Server | None = None
         self._active: WebSocketChannel | None = None
 
@@ -147,13 +176,24 @@ class BotServer:
     def url(self) -> str:
         return f"ws://{self.host}:{self.port}"
 
+    def _live(self) -> bool:
+        return self._active is not None and not self._active.closed
+
+    def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
+        if self._token:
+            sent = request.headers.get("Authorization", "")
+            if not hmac.compare_digest(sent.encode(), f"Bearer {self._token}".encode()):
+                return connection.respond(401, "missing or wrong bot token\n")
+        if self._live():
+            return connection.respond(409, "another session is live on this bot\n")
+        return None
+
     async def _handle(self, ws: ServerConnection) -> None:
-        # Single client: a newer connection replaces the previous one (the bridge opens a fresh
-        # connection per phase; a vanished old client must not block it).
-        previous, channel = self._active, WebSocketChannel(ws)
+        channel = WebSocketChannel(ws)
+        if self._live():  # two clients admitted at the same moment: the later one is refused
+            await ws.close(1013, "another session is live on this bot")
+            return
         self._active = channel
-        if previous is not None:
-            await previous.close()
         try:
             await self._bot_host.serve(channel)
         finally:
@@ -166,9 +206,10 @@ class BotServer:
             self._handle,
             self.host,
             port,
+            process_request=self._admit,
             max_size=MAX_MESSAGE_BYTES,
             ping_interval=PING_INTERVAL,
-            ping_timeout=None,
+            ping_timeout=SERVER_PING_TIMEOUT,
             close_timeout=CLOSE_TIMEOUT,
             compression=None,
         )
@@ -187,10 +228,11 @@ class BotServer:
         await self._server.wait_closed()
 
 
-async def serve_websocket(host_or_factory: HostLike, host: str = "127.0.0.1", port: int = 0) -> BotServer:
+async def serve_websocket(host_or_factory: HostLike, host: str = "127.0.0.1", port: int = 0,
+                          *, token: str | None = None) -> BotServer:
     """Start serving a ``BotHost`` (or a zero-argument factory, called once so the bot's state
-    survives reconnects) on ``host:port``; returns once bound."""
+    survives reconnects) on ``host:port``; returns once bound. ``token``: see ``BotServer``."""
     bot_host = host_or_factory if hasattr(host_or_factory, "serve") else host_or_factory()
-    server = BotServer(bot_host, host)
+    server = BotServer(bot_host, host, token=token)
     await server.start(port)
     return server

@@ -98,6 +98,11 @@ class DoubleBrain:
         self._speech_started: float | None = None
         self._last_speech = 0.0
 
+    @property
+    def modality(self) -> str:
+        """Stated in the handshake, like the built-in bots."""
+        return self.options.modality
+
     # --- Brain protocol ---------------------------------------------------------------------------
 
     async def start(self, emit: Emit) -> None:

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from voice.bots.factory import is_loopback_host
 from voice.bots.host import BotHost
-from voice.protocol.websocket import serve_websocket
+from voice.protocol.websocket import TOKEN_ENV, serve_websocket
 
 
 class Command(BaseCommand):
@@ -15,7 +17,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--role", choices=("agent", "user"), required=True)
         parser.add_argument("--port", type=int, required=True, help="0 picks a free port")
-        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--host", default="127.0.0.1",
+                            help=f"bind address (default loopback; any other needs the shared token in ${TOKEN_ENV})")
         parser.add_argument("--modality", choices=("text", "voice"), default="voice")
         parser.add_argument("--model", default="",
                             help="model name: built-in (default gold-replay for the agent, scripted for the "
@@ -25,9 +28,14 @@ class Command(BaseCommand):
         parser.add_argument("--double", action="store_true", help="serve the protocol double instead")
 
     def handle(self, *args: object, **options: object) -> None:
+        bind = str(options["host"])
+        token = os.environ.get(TOKEN_ENV) or None
+        if token is None and not is_loopback_host(bind):
+            raise CommandError(f"binding {bind} exposes the bot beyond this machine: set {TOKEN_ENV} to a shared "
+                               "token (the bridge sends the same variable's value)")
         host = self._bot_host(options)
         try:
-            asyncio.run(self._serve(host, str(options["host"]), int(options["port"])))  # type: ignore[arg-type]
+            asyncio.run(self._serve(host, bind, int(options["port"]), token))  # type: ignore[arg-type]
         except KeyboardInterrupt:
             pass
 
@@ -52,9 +60,10 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         return BotHost(brain)
 
-    async def _serve(self, bot_host: BotHost, host: str, port: int) -> None:
-        server = await serve_websocket(bot_host, host, port)
-        self.stdout.write(f"Listening on {server.url}")
+    async def _serve(self, bot_host: BotHost, host: str, port: int, token: str | None) -> None:
+        server = await serve_websocket(bot_host, host, port, token=token)
+        self.stdout.write(f"Listening on {server.url} ({bot_host.brain.modality} modality)"
+                          if hasattr(bot_host.brain, "modality") else f"Listening on {server.url}")
         self.stdout.flush()
         try:
             await server.serve_forever()

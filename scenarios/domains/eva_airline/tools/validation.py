@@ -175,9 +175,9 @@ TOOL_PARAMS: dict[str, tuple[Param, ...]] = {
     "add_meal_request": (
         _conf(), _pax(), _journey(), Param("meal_type", "enum", choices=MEAL_TYPES), _optional_flight(),
     ),
-    # tools.md §3.11 gives no journey-id format for standby: an unknown id fails later as flight_not_found.
+    # tools.md §3.11: a malformed (or empty) journey id is a format error, as in the reference.
     "add_to_standby": (
-        _conf(), Param("journey_id", "string"), Param("passenger_ids", "string_list", fmt="passenger"),
+        _conf(), _journey(), Param("passenger_ids", "string_list", fmt="passenger"),
     ),
     "issue_travel_credit": (
         _conf(), _pax(), Param("amount", "number", gt=0), Param("credit_reason", "enum", choices=CREDIT_REASONS),
