@@ -87,17 +87,50 @@ USER_HANGUP_RULE = (
 )
 
 
+PUNCTUATION_NAMES = {"_": "underscore", "-": "dash", "@": "at", ".": "dot", "#": "hash", "*": "star"}
+"""How the alphanumeric rule (§7) names punctuation inside a code."""
+
+
 def spell(code: str) -> str:
-    """Spoken form of an identifier (§9): digits as words, letters upper-cased, other characters dropped."""
+    """Spoken form of an identifier (§7, §9): letters upper-cased, digits as words, the rule's
+    punctuation by name; anything else (spaces, say) is not pronounced. The one home of this
+    rule: prompts, the scripted passenger and the listening agent all spell through it."""
     items = []
     for char in code:
         if char.isascii() and char.isdigit():
             items.append(DIGIT_WORDS[int(char)])
         elif char.isalpha():
             items.append(char.upper())
+        elif char in PUNCTUATION_NAMES:
+            items.append(PUNCTUATION_NAMES[char])
     return ", ".join(items)
 
 
 def fmt(code: str) -> str:
     """``CODE (spelled out as …)`` — the instructional notation used throughout scenario prose."""
     return f"{code} (spelled out as {spell(code)})"
+
+
+SPELLING_ALPHABET = {w[0].lower(): w for w in (
+    "Alpha", "Bravo", "Charlie", "Delta", "Echo", "Frank", "George", "Hotel", "India", "Japan", "Kilo",
+    "London", "Mike", "Nancy", "Oscar", "Papa", "Queen", "Robert", "Sierra", "Tango", "Uniform", "Violet",
+    "William", "X-ray", "Yellow", "Zurich")}
+"""One word per letter for spelling a code a second time ("Zurich, Kilo, three, ..."). Picked for
+how reliably Whisper tiny.en hears each on its own in Piper's voice: Zebra, Zulu and Zachary came
+out as "CBER", "Sulu" and "Sacri", Victor as "Baker", Lima as "Lena", Romeo as "Romino"."""
+
+SPELLING_WORD_LETTERS = {
+    **{word.lower().replace("-", ""): letter for letter, word in SPELLING_ALPHABET.items()},
+    **{word: word[0] for word in (
+        "alfa", "foxtrot", "golf", "juliet", "juliett", "lima", "november", "quebec", "romeo", "victor",
+        "whiskey", "xray", "yankee", "zulu", "zebra", "queenie", "peter", "david", "edward", "henry", "jack",
+        "king", "mary", "mexico", "zachary", "ocean", "sugar", "tommy", "boston", "apple", "italy", "washington",
+        "venus", "valley", "video", "zone", "john", "larry", "lincoln", "roger", "victoria")},
+}
+"""Words callers (and the scripted passenger) spell letters with, each with its letter: the
+NATO alphabet, SPELLING_ALPHABET and common telephone-alphabet words."""
+
+
+def spell_with_words(code: str) -> str:
+    """The careful second spelling: each letter as its SPELLING_ALPHABET word, digits as words."""
+    return ", ".join(SPELLING_ALPHABET[c.lower()] if c.isalpha() else spell(c) for c in code if spell(c))

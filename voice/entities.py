@@ -3,14 +3,18 @@
 Pure module. An entity (confirmation code, passenger name, flight number, date, money amount)
 counts as *spoken* in a turn when it occurs in what the side said, and as *intact* when the other
 side's ASR text of that turn still contains it once both are normalised: spelled letters are
-joined, digit and number words become digits ("oh" -> 0, "twenty fifth" -> 25), "dash" /
-"underscore" / "dot" are dropped like written punctuation, and case and spacing are ignored.
+joined, spelling words of a code spelled a word per letter become letters ("Zurich, Kilo" ->
+z, k), digit and number words become digits ("oh" -> 0, "twenty fifth" -> 25), "dash" /
+"underscore" / "dot" are dropped like written punctuation, and case and spacing are ignored; a
+match must start and end on token boundaries, so "ask seven oh three" is not "SK703".
 """
 from __future__ import annotations
 
 import re
 from datetime import date
 from typing import Any, Iterable, Mapping
+
+from scenarios.voice_prompts import SPELLING_WORD_LETTERS
 
 UNITS = {
     "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -96,17 +100,71 @@ def _number_words(tokens: list[str]) -> list[str]:
     return out
 
 
-def normalise(text: str) -> str:
-    """Compact comparison form: lower case, spelled/number words folded, no spaces or punctuation."""
+def folded_tokens(text: str) -> list[str]:
+    """Lower-case tokens with spelled letters and number words folded ("twenty fifth" -> "25",
+    "ess kay" -> "s", "k"); Whisper's formatting ("25th", "SK-7-0-3", "3") lands on the same tokens."""
     text = text.lower().replace("\u2019", "'")
     text = re.sub(r"(\d)(st|nd|rd|th)\b", r"\1", text)
-    tokens = re.findall(r"[a-z]+|\d+", text.replace("'s", " "))
-    return "".join(_number_words(tokens))
+    text = re.sub(r"\bx\W?ray\b", "xray", text)
+    return _spelling_words(_number_words(re.findall(r"[a-z]+|\d+", text.replace("'s", " "))))
+
+
+def _spelling_words(tokens: list[str]) -> list[str]:
+    """A code spelled a word per letter ("Zurich, Kilo, three, Frank") folded to its characters:
+    only inside a run of three or more spelled characters with two or more such words, so a
+    name or "hotel" on its own stays a word."""
+    def spelled(token: str) -> bool:
+        return token in SPELLING_WORD_LETTERS or len(token) == 1 or token.isdigit()
+
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        j = i
+        while j < len(tokens) and spelled(tokens[j]):
+            j += 1
+        run = tokens[i:j]
+        if len(run) >= 3 and sum(1 for t in run if t in SPELLING_WORD_LETTERS) >= 2:
+            out.extend(SPELLING_WORD_LETTERS.get(t, t) for t in run)
+        else:
+            out.extend(run)
+        if j < len(tokens):
+            out.append(tokens[j])
+        i = j + 1
+    return out
+
+
+def normalise(text: str) -> str:
+    """Compact comparison form: lower case, spelled/number words folded, no spaces or punctuation."""
+    return "".join(folded_tokens(text))
+
+
+class _Compact:
+    """A text's compact form plus where its tokens start and end, so a match can be required to
+    begin and end on token boundaries ("march fifty" does not contain "March 5")."""
+
+    def __init__(self, text: str) -> None:
+        self.text = ""
+        self.starts: set[int] = set()
+        self.ends: set[int] = set()
+        for token in folded_tokens(text):
+            self.starts.add(len(self.text))
+            self.text += token
+            self.ends.add(len(self.text))
+
+    def contains(self, key: str) -> bool:
+        if not key:
+            return False
+        at = self.text.find(key)
+        while at != -1:
+            if at in self.starts and at + len(key) in self.ends:
+                return True
+            at = self.text.find(key, at + 1)
+        return False
 
 
 def entity_in(entity: str, text: str) -> bool:
-    key = normalise(entity)
-    return bool(key) and key in normalise(text)
+    """Whether ``text`` says ``entity``, on token boundaries of the normalised forms."""
+    return _Compact(text).contains(normalise(entity))
 
 
 def key_entity_accuracy(
@@ -124,12 +182,12 @@ def key_entity_accuracy(
         if heard is None:
             continue
         direction = "user_to_agent" if turn.get("role") == "user" else "agent_to_user"
-        said_key = normalise(str(turn.get("said") or ""))
-        heard_key = normalise(str(heard))
+        said_key = _Compact(str(turn.get("said") or ""))
+        heard_key = _Compact(str(heard))
         for key in keys:
-            if key in said_key:
+            if said_key.contains(key):
                 result[direction]["spoken"] += 1
-                if key in heard_key:
+                if heard_key.contains(key):
                     result[direction]["intact"] += 1
     for counts in result.values():
         counts["rate"] = counts["intact"] / counts["spoken"] if counts["spoken"] else None
@@ -182,4 +240,14 @@ def scenario_entities(db: Mapping[str, Any] | None, information_required: Mappin
             for segment in booking.get("segments") or []:
                 add(segment.get("flight_number"))
                 add(spoken_date(str(segment.get("date", ""))))
+    return found
+
+
+def dates_in(text: str) -> set[tuple[int, int]]:
+    """(month, day) pairs said in ``text``: "March 25", "march twenty fifth", "March 25th"."""
+    tokens = folded_tokens(text)
+    found: set[tuple[int, int]] = set()
+    for index, token in enumerate(tokens[:-1]):
+        if token in MONTHS and tokens[index + 1].isdigit() and 1 <= int(tokens[index + 1]) <= 31:
+            found.add((MONTHS.index(token) + 1, int(tokens[index + 1])))
     return found

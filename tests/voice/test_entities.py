@@ -52,3 +52,43 @@ def test_scenario_entities_from_db_and_information():
     for expected in ("ZK3FFW", "Samantha", "Rodriguez", "SK621", "March 20", "March 25", "120"):
         assert expected in entities
     assert spoken_date("2026-03-05") == "March 5"
+
+
+def test_matches_need_token_boundaries():
+    assert not entity_in("March 5", "i fly out march fifty")
+    assert not entity_in("SK703", "ask seven oh three")
+    assert not entity_in("March 25", "on march two hundred fifty")
+    assert not entity_in("Lee", "i fell asleep")
+    assert not entity_in("120", "it was 1200 dollars")
+    assert entity_in("March 5", "on march fifth, please")
+
+
+def test_whisper_formatting_and_spelled_forms_agree():
+    for heard in ("on March 25th", "on march twenty fifth", "on March twenty-five", "March 25."):
+        assert entity_in("March 25", heard), heard
+    for heard in ("flight SK-7-0-3", "flight S K 7 0 3", "Flight SK70-3", "flight s k seven oh three"):
+        assert entity_in("SK703", heard), heard
+    assert entity_in("ZK3FFW", "Z, K, 3, F, F, W")
+    assert not entity_in("ZK3FFW", "C, K, 3, F, F, W")
+
+
+def test_boundaries_apply_to_accuracy_counts():
+    turns = [{"role": "agent", "said": "You are on flight S, K, seven, zero, three.", "heard": "you are on flight ask seven oh three"}]
+    result = key_entity_accuracy(turns, ["SK703"])
+    assert result["agent_to_user"] == {"spoken": 1, "intact": 0, "rate": 0.0}
+
+
+def test_dates_in_heard_text():
+    from voice.entities import dates_in
+
+    assert dates_in("Move your March 20 flight to March twenty fifth") == {(3, 20), (3, 25)}
+    assert dates_in("May I have your number") == set()
+
+
+def test_a_code_spelled_a_word_per_letter_is_that_code():
+    assert entity_in("ZK3FFW", "My confirmation number is Zurich, Kilo, three, Frank, Frank, William.")
+    assert entity_in("ZK3FFW", "my confirmation number is zurich kilo 3 frank frank william and my last name")
+    assert not entity_in("ZK3FFW", "Sacri, Kilo, 3, Frank, Frank, William")  # a misheard word is not intact
+    # Outside such a run a spelling word stays a word.
+    assert entity_in("Frank", "my first name is Frank")
+    assert not entity_in("H", "a hotel voucher")

@@ -37,7 +37,7 @@ from voice.bots.processors.metrics_emitter import TokenMetricsEmitter
 from voice.bots.processors.sink import EmitSink
 from voice.bots.processors.speech_output import SpeechOutputEmitter
 from voice.bots.processors.text_output import TextUtteranceEmitter
-from voice.bots.processors.transcript_input import TranscriptTurnCollector
+from voice.bots.processors.transcript_input import TURN_GAP_SECS, TranscriptTurnCollector
 from voice.bots.toolbox import Toolbox
 from voice.bridge.audio import resample
 from voice.protocol.channel import AudioChunk
@@ -78,7 +78,7 @@ class PipecatBrain:
         speech: Optional[SpeechFactories] = None,
         policy: Any = None,
         pace_audio: Optional[bool] = None,
-        turn_gap_secs: float = 1.0,
+        turn_gap_secs: float = TURN_GAP_SECS,
         chunk_secs: float = 0.1,
     ) -> None:
         if role not in ("agent", "user"):
@@ -173,6 +173,9 @@ class PipecatBrain:
             return await self._build_pipeline()
 
     def _processors(self) -> list[FrameProcessor]:
+        """The pipeline's processors. Run off the event loop (``_build_pipeline``): constructors
+        load models and modules the first time in a process (Piper's voice ~1 s, the LLM adapter's
+        openai import ~0.3 s), which would otherwise stall every call the process is serving."""
         llm = self._llm_factory(self)
         self.toolbox.register(llm)
         self._llm = llm
@@ -181,7 +184,8 @@ class PipecatBrain:
             user_params=LLMUserAggregatorParams(user_turn_strategies=ExternalUserTurnStrategies()),
         )
         self._assistant = pair.assistant()
-        metrics = TokenMetricsEmitter(self._sink)
+        # Built-in models (those with a policy) estimate their usage; an endpoint reports its own.
+        metrics = TokenMetricsEmitter(self._sink, usage_source="estimate" if self.policy is not None else "server")
         if self.modality == "text":
             return [pair.user(), llm, metrics, TextUtteranceEmitter(self._sink, self.role), pair.assistant()]
         speech = self._speech
@@ -199,8 +203,9 @@ class PipecatBrain:
         ]
 
     async def _build_pipeline(self) -> PipelineWorker:
+        processors = await asyncio.to_thread(self._processors)
         worker = PipelineWorker(
-            Pipeline(self._processors()),
+            Pipeline(processors),
             params=PipelineParams(
                 audio_in_sample_rate=INPUT_SAMPLE_RATE,
                 audio_out_sample_rate=OUTPUT_SAMPLE_RATE,

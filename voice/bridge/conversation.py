@@ -11,6 +11,7 @@ from typing import Callable
 
 from voice.bridge.audio import is_speech
 from voice.bridge.latency import LatencyMeter
+from voice.bridge.token_usage import add_entry, empty_usage
 from voice.bridge.transcript import Transcript, join_text
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk
@@ -38,9 +39,7 @@ class ConversationState:
     log: Callable[[str], None] = lambda line: None
     transcript: Transcript = field(default_factory=Transcript)
     latency: LatencyMeter = field(default_factory=LatencyMeter)
-    token_usage: dict = field(
-        default_factory=lambda: {side: {"n_calls": 0, "prompt": 0, "completion": 0} for side in SIDES}
-    )
+    token_usage: dict = field(default_factory=lambda: {side: empty_usage() for side in SIDES})
     heard: list[str | None] = field(default_factory=list)
     final_responses: list[str] = field(default_factory=list)
     exits: list[str] = field(default_factory=list)
@@ -87,6 +86,10 @@ class ConversationState:
 
     def _started(self, side: str, now: float) -> None:
         self.transcript.started(side, now)
+        if side == "agent":
+            self.latency.agent_turn_started()
+        else:
+            self.latency.user_turn_started()
         self._listening[other(side)] = _Heard()  # the other side now hears this new turn
         self._listening.pop(side, None)  # this side answered: what it heard before is complete
         if self.modality == "text" and side == "agent":
@@ -104,7 +107,7 @@ class ConversationState:
         if side == "user":
             if self.modality == "text":
                 self.latency.user_speech(now)
-            self.latency.user_turn_ended(turn["text"])
+            self.latency.user_turn_ended(turn["text"], now)
         else:
             self.latency.agent_turn_ended(turn["text"])
         self.log(f"turn {side}: {turn['text']}")
@@ -129,11 +132,8 @@ class ConversationState:
             self.transcript.turns[index]["heard"] = text or None
 
     def _tokens(self, side: str, message: dict) -> None:
-        usage = self.token_usage[side]
-        for prompt, completion in rtvi.token_entries(message):
-            usage["n_calls"] += 1
-            usage["prompt"] += prompt
-            usage["completion"] += completion
+        for entry in rtvi.token_entries(message):
+            add_entry(self.token_usage[side], entry)
 
     def _server_message(self, side: str, message: dict) -> str | None:
         text = rtvi.server_text(message)

@@ -1,1 +1,1 @@
-"""Offline speech services for the built-in bots (Piper, espeak-ng, pocketsphinx, Silero)."""
+"""Offline speech services for the built-in bots (Piper, espeak-ng, faster-whisper, pocketsphinx, Silero)."""

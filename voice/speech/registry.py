@@ -1,7 +1,8 @@
 """Choose speech services by name: built-in names or a dotted path to any pipecat service class.
 
 Settings (or environment): ``EVASITE_TTS`` (default "piper"), ``EVASITE_STT`` (default
-"pocketsphinx"). A dotted path ``package.module.Class`` is instantiated with no arguments.
+"whisper", i.e. faster-whisper tiny.en; also "whisper-base" and "pocketsphinx"). A dotted path
+``package.module.Class`` is instantiated with no arguments.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import os
 from typing import Any, Callable, Optional
 
 DEFAULT_TTS = "piper"
-DEFAULT_STT = "pocketsphinx"
+DEFAULT_STT = "whisper"
 
 
 def _piper() -> Any:
@@ -43,7 +44,23 @@ TTS_BUILDERS: dict[str, Callable[[], Any]] = {
     "espeak": _espeak,
     "espeak-ng": _espeak,
 }
-STT_BUILDERS: dict[str, Callable[[], Any]] = {"pocketsphinx": _pocketsphinx}
+def _whisper(model_name: str) -> Callable[[], Any]:
+    def build() -> Any:
+        from voice.speech.whisper_stt import FasterWhisperSTTService
+
+        return FasterWhisperSTTService(model_name)
+
+    return build
+
+
+STT_BUILDERS: dict[str, Callable[[], Any]] = {
+    "whisper": _whisper("whisper-tiny.en"),
+    "whisper-tiny.en": _whisper("whisper-tiny.en"),
+    "whisper-base": _whisper("whisper-base"),
+    "pocketsphinx": _pocketsphinx,
+}
+WHISPER_MODELS = {"whisper": "whisper-tiny.en", "whisper-tiny.en": "whisper-tiny.en", "whisper-base": "whisper-base"}
+"""STT names that are faster-whisper, and the model each loads."""
 
 
 def _setting(name: str, default: str) -> str:
@@ -65,8 +82,16 @@ def _from_dotted(path: str) -> Any:
     return target()
 
 
+def active_tts() -> str:
+    return _setting("EVASITE_TTS", DEFAULT_TTS)
+
+
+def active_stt() -> str:
+    return _setting("EVASITE_STT", DEFAULT_STT)
+
+
 def make_tts(name: Optional[str] = None) -> Any:
-    name = name or _setting("EVASITE_TTS", DEFAULT_TTS)
+    name = name or active_tts()
     if name in TTS_BUILDERS:
         return TTS_BUILDERS[name]()
     if "." in name:
@@ -75,7 +100,7 @@ def make_tts(name: Optional[str] = None) -> Any:
 
 
 def make_stt(name: Optional[str] = None) -> Any:
-    name = name or _setting("EVASITE_STT", DEFAULT_STT)
+    name = name or active_stt()
     if name in STT_BUILDERS:
         return STT_BUILDERS[name]()
     if "." in name:

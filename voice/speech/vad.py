@@ -1,7 +1,9 @@
 """Silero VAD from the onnx model shipped inside the pipecat wheel (no download)."""
 from __future__ import annotations
 
-STOP_SECS = 0.6
+STOP_SECS = 0.4
+"""Silence before Silero reports a stop; with the collector's turn gap it sets the handoff floor
+(bench/speech_latency.py prints both)."""
 # The bridge streams audio continuously (silence included), so a gap in arriving frames means a
 # starved event loop, not a muted caller; pipecat's 1 s default then cuts turns in two on a busy
 # machine. A long timeout keeps the safety net for a stream that really stops.

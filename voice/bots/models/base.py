@@ -6,12 +6,15 @@ what to say and which tools to call is replaced.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pipecat.frames.frames import (
+    CancelFrame,
+    EndFrame,
     Frame,
     FunctionCallFromLLM,
     LLMContextFrame,
@@ -27,6 +30,10 @@ from pipecat.services.settings import LLMSettings
 
 END_TOOL = "end_conversation"
 """The harness tool that ends the call (harness.md §9.3); the toolbox and the policies share it."""
+WAIT_SECS = 2.5
+"""How long a policy's ``wait`` holds back an answer when nothing more is heard."""
+GREETING = "Thank you for calling the airline. How can I help you today?"
+"""The built-in agents' first line (one wording for all of them)."""
 
 
 @dataclass
@@ -37,6 +44,10 @@ class Decision:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     hung_up: bool = False
     """The call is over for this side: no completion at all (no text, no usage report)."""
+    wait: bool = False
+    """Say nothing yet: what was heard looks like the first part of a turn whose rest is coming
+    (no completion either; the next heard part is read together with this one). Only policies
+    that wait take ``decide(messages, waited=True)``: the call made when nothing more came."""
 
 
 class Policy(Protocol):
@@ -96,6 +107,7 @@ class BuiltinLLMService(LLMService):
         )
         super().__init__(settings=LLMSettings(model=policy.model_name, **unused), **kwargs)
         self._policy = policy
+        self._wait_task: asyncio.Task | None = None
 
     def can_generate_metrics(self) -> bool:
         return True
@@ -103,16 +115,38 @@ class BuiltinLLMService(LLMService):
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
         if isinstance(frame, LLMContextFrame):
+            await self._stop_waiting()  # new input supersedes a pending wait
             await self._complete(frame.context)
         else:
+            if isinstance(frame, (EndFrame, CancelFrame)):
+                await self._stop_waiting()
             await self.push_frame(frame, direction)
 
-    async def _complete(self, context: LLMContext) -> None:
+    async def _stop_waiting(self) -> None:
+        task, self._wait_task = self._wait_task, None
+        if task is not None and not task.done():
+            await self.cancel_task(task)
+
+    async def _answer_after_waiting(self, context: LLMContext) -> None:
+        """A wait is bounded: with nothing more heard, decide again, now without waiting (a
+        turn the ASR cut short would otherwise stall the call until the inactivity timeout)."""
+        await asyncio.sleep(WAIT_SECS)
+        self._wait_task = None
+        await self._complete(context, waited=True)
+
+    async def _complete(self, context: LLMContext, *, waited: bool = False) -> None:
         messages = plain_messages(context)
-        decision = self._policy.decide(messages)
-        if decision.hung_up:
+        decision = self._policy.decide(messages, waited=True) if waited else self._policy.decide(messages)
+        if decision.wait and not waited:
+            self._wait_task = self.create_task(self._answer_after_waiting(context))
             return
-        await self.push_frame(LLMFullResponseStartFrame())
+        if decision.hung_up or decision.wait:
+            return
+        start, end = LLMFullResponseStartFrame(), LLMFullResponseEndFrame()
+        if not decision.text:
+            # A tool-only reply: nothing to speak, so the TTS must not open (and then fail) a context.
+            start.skip_tts = end.skip_tts = True
+        await self.push_frame(start)
         try:
             await self.start_ttfb_metrics()
             if decision.text:
@@ -142,4 +176,62 @@ class BuiltinLLMService(LLMService):
                     ]
                 )
         finally:
-            await self.push_frame(LLMFullResponseEndFrame())
+            await self.push_frame(end)
+
+
+@dataclass(frozen=True)
+class ToolExchange:
+    """One tool call in the context and its result (``result`` None while none has arrived)."""
+
+    name: str
+    arguments: dict[str, Any]
+    result: Any = None
+
+    @property
+    def succeeded(self) -> bool:
+        return isinstance(self.result, dict) and self.result.get("status") == "success"
+
+
+def _json_or_text(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def tool_exchanges(messages: list[dict[str, Any]]) -> list[ToolExchange]:
+    """The tool calls of the context with their results, in call order."""
+    results = {m.get("tool_call_id"): _json_or_text(m.get("content")) for m in messages if m.get("role") == "tool"}
+    exchanges: list[ToolExchange] = []
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            function = call.get("function", {})
+            arguments = _json_or_text(function.get("arguments") or {})
+            exchanges.append(ToolExchange(
+                name=function.get("name", ""), arguments=arguments if isinstance(arguments, dict) else {},
+                result=results.get(call.get("id"))))
+    return exchanges
+
+
+def heard_since_reply(convo: list[dict[str, Any]]) -> list[str]:
+    """The other side's turns since this side last spoke (several when a turn arrived in parts)."""
+    parts: list[str] = []
+    for message in reversed(convo):
+        if message.get("role") == "assistant" and (message_text(message).strip() or message.get("tool_calls")):
+            break
+        if message.get("role") == "user":
+            parts.append(message_text(message))
+    return list(reversed(parts))
+
+
+def looks_unfinished(parts: list[str], *, question_expected: bool = False) -> bool:
+    """One heard part that stops mid-sentence (Whisper ends it with a comma), or, when the other
+    side always ends its turn with a question, at a statement ("I can help with that." before
+    "May I have ...?"): worth waiting once for the rest. Text without punctuation (pocketsphinx)
+    never counts as unfinished."""
+    if len(parts) != 1:
+        return False
+    text = parts[0].strip()
+    return bool(text) and (text.endswith(",") or (question_expected and text.endswith(".") and "?" not in text))

@@ -12,9 +12,8 @@ from typing import Any, Callable, Optional
 
 from loguru import logger
 
-from voice.bots.models.base import END_TOOL, Decision, conversation, message_text, tool_calls_made
+from voice.bots.models.base import END_TOOL, GREETING, Decision, conversation, message_text, tool_calls_made
 
-GREETING = "Thank you for calling the airline. How can I help you today?"
 ASK_IDENTITY = (
     "I can help with that. May I have your confirmation number and the last name on the booking?"
 )

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from voice.bots.models.base import END_TOOL, Decision, conversation, tool_calls_made
+from voice.bots.models.base import END_TOOL, GREETING, Decision, conversation, tool_calls_made
 
-GREETING = "Thank you for calling the airline. How can I help you today?"
 HOLDING = "I understand. I'm sorry, but I'm not able to make any changes to your booking today."
 CLOSING = "I apologise that I could not help further. Thank you for calling. Goodbye."
 

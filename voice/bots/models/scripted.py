@@ -1,37 +1,51 @@
-"""``scripted`` passenger: deterministic behaviour read from its prompt (scenarios.md §10–§12).
+"""``scripted`` passenger: listens to the agent and answers from its prompt (scenarios.md §10–§12).
 
-Opening line (step 1's quoted utterance), identity answers in the spoken alphanumeric form,
-"Yes, please go ahead." to offers, and goodbye plus the hang-up tool once the agent wraps up;
-turn-capped so it always ends. Advances by its own turn count; content is only used to spot
-the agent's closing question, so a garbled transcript costs at most one extra turn.
+Deterministic and prompt-derived, with no access to the gold data: the opening line (step 1's
+quoted utterance), the identity in the spoken alphanumeric form when asked for it (spelled again
+with a word per letter, "Zurich, Kilo, three", when the agent could not find the booking), the goal when
+asked what it needs, and a yes to an offer only when what it heard matches its goal (dates,
+flight numbers, refund vs credit); otherwise it says what it wants instead. It says goodbye and
+hangs up when the agent closes; turn-capped so it always ends.
 """
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
-from voice.bots.models.base import END_TOOL, Decision, conversation, message_text, tool_calls_made
+from scenarios.voice_prompts import spell, spell_with_words
+from voice.bots.models.base import (
+    END_TOOL,
+    Decision,
+    conversation,
+    heard_since_reply,
+    looks_unfinished,
+    message_text,
+    tool_calls_made,
+)
+from voice.entities import dates_in, folded_tokens
 
-DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-PUNCT_WORDS = {"-": "dash", "_": "underscore", "@": "at", ".": "dot", "#": "hash", "*": "star"}
 DEFAULT_OPENER = "Hi, I need some help with my booking."
 ACCEPT = "Yes, please go ahead."
 GOODBYE = "No, that's all. Thanks, goodbye."
+PARDON = "Sorry, could you say that again?"
 CLOSING_CUES = ("anything else", "else i can", "goodbye", "good bye", "bye", "great day", "all set")
-MAX_TURNS = 6
-
-
-def spell(code: str) -> str:
-    """Spoken form of an identifier: letters as letters, digits as words, punctuation named."""
-    items = []
-    for ch in code:
-        if ch.isdigit():
-            items.append(DIGIT_WORDS[int(ch)])
-        elif ch.isalpha():
-            items.append(ch.upper())
-        elif ch in PUNCT_WORDS:
-            items.append(PUNCT_WORDS[ch])
-    return ", ".join(items)
+RESPELL_CUES = ("could not find", "couldn't find", "not find", "did not catch", "didn't catch", "again")
+IDENTITY_CUES = ("confirmation number", "confirmation code", "last name", "booking reference")
+OFFER_CUES = ("shall i", "should i", "would you like me", "do you want me", "go ahead?")
+QUESTION_TAILS = ("please", "go ahead", "anything else", "again", "help you", "?")
+"""Words the agent's turns end on: heard, the turn is complete even if punctuated as a statement."""
+GOAL_CUES = ("how can i help", "how may i help", "what can i do", "what do you need")
+MAX_TURNS = 10
+PREFERENCE_REFUSALS = (
+    "No, I want a full refund to my original payment method, not a travel credit.",
+    "No, I would like a travel credit rather than a refund.",
+)
+def spell_clearly(code: str) -> str:
+    """The careful second spelling: a word per letter ("Zurich, Kilo, three, Frank, ..."), which
+    survives ASR far better than letter names or "Z as in ..." (whose letter and connector Whisper
+    garbles into "He has an echo", "and is a Nancy")."""
+    return spell_with_words(code)
 
 
 def opener_from_prompt(prompt: str) -> str:
@@ -52,52 +66,152 @@ def opener_from_prompt(prompt: str) -> str:
 
 def _first_person(text: str) -> str:
     """'you need to change your flight' -> 'I need to change my flight' (seed step wording)."""
-    words = {"you": "I", "your": "my", "yours": "mine", "yourself": "myself"}
-    out = re.sub(r"\b(you|your|yours|yourself)\b", lambda m: words[m.group(1).lower()], text, flags=re.I)
+    words = {"you": "I", "your": "my", "yours": "mine", "yourself": "myself", "you're": "I'm", "you\u2019re": "I'm"}
+    out = re.sub(r"\b(you[\u2019']re|you|your|yours|yourself)\b", lambda m: words[m.group(1).lower()], text, flags=re.I)
     out = out.rstrip(" .") + "."
     return out
 
 
-def identity_from_prompt(prompt: str) -> str:
-    """The identity answer: confirmation number spelled out, then the last name."""
-    parts = []
-    match = re.search(
-        r"confirmation (?:number|code) is\s+([A-Za-z0-9_\-#*@.]+?)\s*\(spelled out as ([^)]*)\)",
-        prompt,
-        re.IGNORECASE,
-    )
-    if match:
-        parts.append(f"My confirmation number is {match.group(2).strip().rstrip('.')}")
-    else:
-        match = re.search(r"confirmation (?:number|code) is\s+([A-Z0-9]{5,8})\b", prompt)
-        if match:
-            parts.append(f"My confirmation number is {spell(match.group(1))}")
+def _confirmation(prompt: str) -> Optional[str]:
+    match = re.search(r"confirmation (?:number|code) (?:is\s+)?([A-Z0-9][A-Za-z0-9_\-#*@.]{4,9}?)[\s,.]", prompt)
+    return match.group(1) if match else None
+
+
+def _last_name(prompt: str) -> Optional[str]:
     name = re.search(r"last name is\s+([A-Z][A-Za-z'\-]+(?:\s+[A-Z][A-Za-z'\-]+)*)", prompt)
     if name:
-        parts.append(f"my last name is {name.group(1)}")
-    if not parts:
+        return name.group(1)
+    name = re.search(r"Your name is\s+[A-Z][A-Za-z'\-]*\s+([A-Z][A-Za-z'\-]+)", prompt)
+    return name.group(1) if name else None
+
+
+def identity_from_prompt(prompt: str, *, clearly: bool = False, parts: tuple[str, ...] = ("code", "name"),
+                         code_for_speech: Callable[[str], str] = lambda code: code) -> str:
+    """The identity answer: the confirmation number spelled out, then the last name and its spelling.
+
+    ``clearly`` spells the code with a word per letter (after the agent could not find the booking);
+    ``code_for_speech`` lets a test make the passenger misspell its code."""
+    say = spell_clearly if clearly else spell
+    code, name = _confirmation(prompt), _last_name(prompt)
+    spoken = []
+    if "code" in parts:
+        if code:
+            spoken.append(f"my confirmation number is {say(code_for_speech(code))}")
+        else:
+            spoken.append("I don't have my confirmation number with me")
+    if "name" in parts and name:
+        spoken.append(f"my last name is {name}, {spell(name)}")
+    if not spoken:
         return "Sorry, I don't have my booking details with me."
-    answer = " and ".join(parts) + "."
+    # One sentence, no preamble: a pause between sentences can end the turn on the agent's side,
+    # and Whisper tends to stop after a short first sentence such as "Let me spell it again."
+    answer = " and ".join(spoken) + "."
     return answer[0].upper() + answer[1:]
+
+
+def goal_from_prompt(prompt: str) -> str:
+    """The goal's first sentence in the first person, codes in their spoken form."""
+    match = re.search(r"Your goal is to:\s*(.+)", prompt)
+    if not match:
+        return "I need some help with my booking."
+    goal = re.sub(r"\b[A-Z0-9]{2,8} \(spelled out as ([^)]*)\)", r"\1", match.group(1))
+    first = re.split(r"(?<=[.!?])\s", goal, maxsplit=1)[0]
+    first = re.sub(r"^You (?:want|need) to\s+", "", first)
+    return "I want to " + _first_person(first[0].lower() + first[1:])
+
+
+def _flight_numbers(text: str) -> set[str]:
+    """Flight numbers said after the word "flight" ("flight S, K, seven, zero, three" -> SK703)."""
+    tokens = folded_tokens(text)
+    found = set()
+    for index, token in enumerate(tokens):
+        if token in ("flight", "flights"):
+            code = ""
+            for nxt in tokens[index + 1 : index + 8]:
+                if len(nxt) == 1 or nxt.isdigit() or re.fullmatch(r"[a-z]{2}\d+", nxt):
+                    code += nxt
+                else:
+                    break
+            if re.fullmatch(r"[a-z]{2}\d{3,4}", code):
+                found.add(code.upper())
+    return found
+
+
+def _preference(goal: str) -> Optional[str]:
+    """'refund' or 'credit', whichever the goal names first; None when it names neither."""
+    lowered = goal.lower()
+    spots = {kind: lowered.find(word) for kind, word in (("refund", "refund"), ("credit", "travel credit"))}
+    named = {k: v for k, v in spots.items() if v != -1}
+    return min(named, key=named.get) if named else None
+
+
+def offer_verdict(goal: str, offer: str, *, insisted: bool = False) -> Optional[str]:
+    """None when the offer fits the goal, else what to say instead (accept/refuse rule, §12).
+
+    A wrong date or flight is refused every time (it is what a mishearing looks like); a refund
+    offered as credit (or the reverse) is pushed back on once, as the eva prompts ask, and then
+    accepted (``insisted``): policy, not the passenger, decides what is refundable."""
+    wanted_dates, offered_dates = dates_in(goal), dates_in(offer)
+    if wanted_dates and offered_dates and not offered_dates <= wanted_dates:
+        month, day = sorted(wanted_dates)[-1]
+        from voice.entities import MONTHS
+
+        return f"No, that is not the date I need. I want to travel on {MONTHS[month - 1].capitalize()} {day}."
+    wanted_flights = set(re.findall(r"\b[A-Z]{2}\d{3,4}\b", goal))
+    offered_flights = _flight_numbers(offer)
+    if wanted_flights and offered_flights and not offered_flights & wanted_flights:
+        return f"No, I want flight {spell(sorted(wanted_flights)[0])}."
+    preference, lowered = _preference(goal), offer.lower()
+    if insisted:
+        return None
+    if preference == "refund" and "credit" in lowered and "refund" not in lowered:
+        return PREFERENCE_REFUSALS[0]
+    if preference == "credit" and "refund" in lowered and "credit" not in lowered:
+        return PREFERENCE_REFUSALS[1]
+    return None
 
 
 class ScriptedPassengerPolicy:
     model_name = "scripted"
 
-    def __init__(self, prompt: Callable[[], str], *, max_turns: int = MAX_TURNS) -> None:
+    def __init__(self, prompt: Callable[[], str], *, max_turns: int = MAX_TURNS,
+                 code_for_speech: Callable[[str], str] = lambda code: code) -> None:
         self._prompt = prompt
         self._max_turns = max_turns
+        self._code_for_speech = code_for_speech
 
-    def decide(self, messages: list[dict[str, Any]]) -> Decision:
+    @staticmethod
+    def _gave_identity(convo: list[dict[str, Any]]) -> bool:
+        return any(m.get("role") == "assistant" and "confirmation number is" in message_text(m) for m in convo)
+
+    def decide(self, messages: list[dict[str, Any]], *, waited: bool = False) -> Decision:
         convo = conversation(messages)
         if END_TOOL in tool_calls_made(convo):
             return Decision(hung_up=True)
         said = sum(1 for m in convo if m.get("role") == "assistant" and message_text(m).strip())
-        heard = message_text(convo[-1]).lower() if convo else ""
+        parts = heard_since_reply(convo)
+        heard = " ".join(parts).lower()
+        prompt = self._prompt()
         if said == 0:
-            return Decision(text=opener_from_prompt(self._prompt()))
-        if said == 1:
-            return Decision(text=identity_from_prompt(self._prompt()))
+            return Decision(text=opener_from_prompt(prompt))
         if said + 1 >= self._max_turns or any(cue in heard for cue in CLOSING_CUES):
             return Decision(text=GOODBYE, calls=[(END_TOOL, {})])
-        return Decision(text=ACCEPT)
+        if not waited and looks_unfinished(parts, question_expected=True) and not any(t in heard for t in QUESTION_TAILS):
+            return Decision(wait=True)  # the agent's next sentence is probably on its way
+        identity = functools.partial(identity_from_prompt, prompt, code_for_speech=self._code_for_speech)
+        if any(cue in heard for cue in RESPELL_CUES) and any(cue in heard for cue in IDENTITY_CUES):
+            return Decision(text=identity(clearly=True))
+        if any(cue in heard for cue in IDENTITY_CUES):
+            # Asked again: the first spelling did not get through, so spell it clearly.
+            identity = functools.partial(identity, clearly=self._gave_identity(convo))
+            asks_code = "confirmation" in heard or "booking reference" in heard
+            asks_name = "last name" in heard
+            parts = tuple(p for p, asked in (("code", asks_code), ("name", asks_name)) if asked)
+            return Decision(text=identity(parts=parts or ("code", "name")))
+        if any(cue in heard for cue in OFFER_CUES):
+            insisted = any(message_text(m).startswith(PREFERENCE_REFUSALS) for m in convo if m.get("role") == "assistant")
+            refusal = offer_verdict(goal_from_prompt(prompt), heard, insisted=insisted)
+            return Decision(text=refusal or ACCEPT)
+        if any(cue in heard for cue in GOAL_CUES):
+            return Decision(text=goal_from_prompt(prompt))
+        return Decision(text=PARDON)

@@ -1,0 +1,36 @@
+"""Benchmark: how many voice sessions the machine carries. Runs the five seeds in voice
+(listening agent, scripted passenger, Piper + Whisper tiny.en) at concurrency 1, 2, 4, 6 and prints
+wall time, CPU seconds per scenario, passes, and user->agent handoff latency p50/p95 at each.
+
+Run: nice -n 19 .venv/bin/python bench/speech_concurrency.py [--levels 1 2 4 6] [--stt whisper]
+About 8 minutes on an idle 2-core machine.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from speech_runs import SEEDS, median, percentile, run_voice  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 6])
+    parser.add_argument("--stt", default="whisper")
+    args = parser.parse_args()
+    print(f"5 seeds, voice, listening + scripted, STT {args.stt}, {os.cpu_count()} CPUs")
+    print(f"{'conc':>4} {'wall s':>7} {'cpu s/scen':>10} {'pass':>5} {'lat p50 ms':>10} {'lat p95 ms':>10} {'wall/speech':>11}")
+    for level in args.levels:
+        run = run_voice(SEEDS, concurrency=level, stt=args.stt)
+        latencies = run.latencies_ms()
+        ratio = median([m["scenario_duration"] / run.speech_s[m["scenario_name"]] for m in run.metrics
+                        if run.speech_s.get(m["scenario_name"])])
+        print(f"{level:>4} {run.wall_s:>7.1f} {run.cpu_s / len(run.metrics):>10.1f} {run.passed:>3}/{len(run.metrics)}"
+              f" {median(latencies):>10.0f} {percentile(latencies, 0.95):>10.0f} {ratio:>11.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

