@@ -1,0 +1,4 @@
+"""The evasite project package; importing it loads the Celery app so ``shared_task`` binds to it."""
+from evasite.celery import app as celery_app
+
+__all__ = ("celery_app",)

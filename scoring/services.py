@@ -1,19 +1,48 @@
-"""Writes for runs and results (one place per concern). Called from the runner through
-``sync_to_async``; every function is a short atomic transaction."""
+"""Writes for runs and results (one place per concern). Called from the runner and the workers
+through ``sync_to_async``; every function is a short atomic transaction."""
 from __future__ import annotations
 
 import json
+import logging
+import os
+import socket
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from scoring.models import Run, ScenarioResult
 
 
+T = TypeVar("T")
+DB_RETRY_SECONDS = 60.0
+logger = logging.getLogger(__name__)
+
+
 def _bool_or_none(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
+
+
+def retrying(write: Callable[[], T], *, within: float = DB_RETRY_SECONDS) -> T:
+    """Run an atomic ``write`` again while the database is briefly unreachable (a restart, a
+    fail-over). Each try is its own transaction, so a failed one leaves nothing behind. Inside an
+    outer transaction there is nothing safe to retry, so the error is raised at once."""
+    delay, deadline = 0.2, time.monotonic() + within
+    while True:
+        try:
+            return write()
+        except (OperationalError, InterfaceError) as exc:
+            if connection.in_atomic_block or time.monotonic() >= deadline:
+                raise
+            logger.warning("database unavailable (%s); retrying the write in %.1fs", str(exc).strip(), delay)
+            try:
+                connection.close()  # a broken connection is reopened on the next query
+            except Exception:
+                pass
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
 
 
 @transaction.atomic
@@ -25,14 +54,24 @@ def run_open(
     scenario_names: list[str],
     total_scenarios: int,
     source: str = Run.Source.CLI,
+    owner_id: int | None = None,
 ) -> Run:
-    """Create the run row, or reopen it on ``--resume`` (same session directory, same row)."""
+    """Create the run row, or reopen it on ``--resume`` (same session directory, same row).
+
+    The coordinating process (host, pid) is recorded so a server start-up can tell a run whose
+    process died from one still going in another process. A resume keeps the original owner
+    unless one is given."""
+    owner = {"owner_id": owner_id} if owner_id is not None else {}
     run, _ = Run.objects.update_or_create(
         session_dir=str(Path(session_dir).resolve()),
         defaults={
+            **owner,
+            "coordinator_host": socket.gethostname(),
+            "coordinator_pid": os.getpid(),
             "timestamp": timestamp,
             "status": Run.Status.RUNNING,
             "source": source,
+            "executor": parsed_args.get("executor") or "local",
             "domain": parsed_args.get("domain") or "",
             "modality": parsed_args.get("modality") or "",
             "agent_model": parsed_args.get("agent_model") or "",
@@ -50,7 +89,6 @@ def run_open(
     return run
 
 
-@transaction.atomic
 def scenario_result_record(
     *,
     run_id: int,
@@ -59,7 +97,16 @@ def scenario_result_record(
     trial: int,
     final_db: dict[str, Any] | None,
 ) -> ScenarioResult:
-    """Insert or replace the accepted result of one scenario trial (idempotent on resume)."""
+    """Insert or replace the accepted result of one scenario trial: idempotent (a resume, or a
+    task delivered twice, keeps one row per run, scenario and trial) and retried while the
+    database is briefly away."""
+    return retrying(lambda: _record_result(run_id=run_id, metrics=metrics, position=position, trial=trial,
+                                           final_db=final_db))
+
+
+@transaction.atomic
+def _record_result(*, run_id: int, metrics: dict[str, Any], position: int, trial: int,
+                   final_db: dict[str, Any] | None) -> ScenarioResult:
     result, _ = ScenarioResult.objects.update_or_create(
         run_id=run_id,
         scenario_name=metrics["scenario_name"],
@@ -92,6 +139,17 @@ def _refresh_counts(run_id: int) -> None:
         successful_scenarios=results.filter(is_successful=True).count(),
         updated_at=timezone.now(),
     )
+
+
+@transaction.atomic
+def scenario_results_discard(*, run_id: int, keys: list[tuple[str, int]]) -> int:
+    """Delete the rows of scenarios about to be dispatched again (their directories hold no
+    completed attempt), so the coordinator waits for the new result, not a stale one."""
+    wanted = set(keys)
+    stale = [r.pk for r in ScenarioResult.objects.filter(run_id=run_id) if (r.scenario_name, r.trial) in wanted]
+    ScenarioResult.objects.filter(pk__in=stale).delete()
+    _refresh_counts(run_id)
+    return len(stale)
 
 
 @transaction.atomic

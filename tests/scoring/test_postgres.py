@@ -3,62 +3,12 @@ files there too. Runs against a throw-away local cluster (initdb + pg_ctl on a f
 port) when the PostgreSQL server binaries are installed (scripts/setup.sh installs them)."""
 from __future__ import annotations
 
-import glob
 import os
-import pwd
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _pg_bin() -> Path | None:
-    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return Path(candidates[-1]).parent if candidates else None
-
-
-def _as_postgres(args: list[str]) -> list[str]:
-    # initdb and postgres refuse to run as root; Debian's package creates the postgres user.
-    return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
-
-
-@pytest.fixture
-def database_url() -> Iterator[str]:
-    bin_dir = _pg_bin()
-    if bin_dir is None or (os.geteuid() == 0 and not shutil.which("runuser")):
-        pytest.skip("PostgreSQL server binaries are not installed (scripts/setup.sh installs them)")
-    if os.geteuid() == 0:
-        try:
-            owner = pwd.getpwnam("postgres")
-        except KeyError:
-            pytest.skip("no postgres system user to run the server as")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    base = Path(tempfile.mkdtemp(prefix="evasite-pg-"))
-    if os.geteuid() == 0:
-        os.chown(base, owner.pw_uid, owner.pw_gid)
-    data = base / "data"
-    subprocess.run(_as_postgres([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "evasite"]),
-                   check=True, capture_output=True, timeout=120)
-    server = _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(base / "server.log"), "-w",
-                           "-o", f"-p {port} -k {base} -c listen_addresses=127.0.0.1"])
-    subprocess.run([*server, "start"], check=True, capture_output=True, timeout=120)
-    try:
-        subprocess.run(_as_postgres([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "evasite",
-                                     "evasite"]), check=True, capture_output=True, timeout=60)
-        yield f"postgres://evasite@127.0.0.1:{port}/evasite"
-    finally:
-        subprocess.run([*server, "stop", "-m", "fast"], capture_output=True, timeout=60)
-        shutil.rmtree(base, ignore_errors=True)
-
+from tests.services import REPO, database_url  # noqa: F401 (fixture)
 
 CHECK = """
 import json, os, django

@@ -1,0 +1,72 @@
+"""What every executor shares: the queue item, the run context an executor works in, and the
+error types the runner turns into a failed or interrupted run."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from scenarios.contract import EvalScenario
+from scoring.runs.attempt import AttemptSettings
+from scoring.runs.evallog import EvalLog
+from scoring.runs.progress import ProgressSink
+from scoring.runs.run_options import RunOptions
+
+
+class RunError(RuntimeError):
+    """An operator error or a run that cannot continue (exit 1)."""
+
+
+class RunInterrupted(RunError):
+    """The run stopped without a verdict (lost broker, no worker progress): resume it later."""
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    """One scenario (one trial of it) in queue order."""
+
+    position: int
+    scenario_name: str
+    trial: int
+    trials: int
+
+    @property
+    def dir_name(self) -> str:
+        return self.scenario_name if self.trials == 1 else f"{self.scenario_name}__trial{self.trial}"
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """What the database keeps one result for (with the run)."""
+        return self.scenario_name, self.trial
+
+    def to_payload(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RunContext:
+    """The parts of a run an executor needs; ``accept`` hands a finished scenario back to the run."""
+
+    run_id: int
+    stamp: str
+    session_dir: Path
+    options: RunOptions
+    log: EvalLog
+    progress: ProgressSink  # terminal display and the run's live group
+    display: ProgressSink  # terminal display only (workers publish to the live group themselves)
+    attempt_settings: Callable[[QueueItem, EvalScenario, ProgressSink], AttemptSettings]
+    accept: Callable[[QueueItem, dict[str, Any], Path], None]
+
+
+class Executor(Protocol):
+    name: str
+
+    def preflight(self, options: RunOptions, names: list[str]) -> None:
+        """Raise RunError before anything is written when this executor cannot run ``options``
+        over the selected scenarios ``names``."""
+
+    def busy(self, run_id: int, dir_names: list[str]) -> set[str]:
+        """Directories a live process is still writing (resume leaves them alone)."""
+
+    async def run_items(self, run: RunContext, pending: list[QueueItem]) -> None:
+        """Run every pending item to an accepted attempt (``run.accept``), or raise."""

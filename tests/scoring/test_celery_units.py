@@ -1,0 +1,87 @@
+"""The small parts of the celery executor: the storage rule, the write retry, the scenario lease
+(against a real redis-server) and taking over a dead worker's directory."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import redis
+from django.db import OperationalError
+
+from scoring import services
+from scoring.runs.executors.celery_queue import storage_problems
+from scoring.runs.executors.item import take_over
+from scoring.runs.executors.lease import ScenarioLease, live_leases
+from tests.services import redis_url  # noqa: F401 (fixture)
+
+
+def test_storage_rule_names_what_is_missing() -> None:
+    assert storage_problems(database_vendor="postgresql", redis_url="redis://127.0.0.1:6379/0") == []
+    problems = storage_problems(database_vendor="sqlite", redis_url="")
+    assert len(problems) == 2 and "PostgreSQL" in problems[0] and "REDIS_URL" in problems[1]
+
+
+def test_a_write_is_retried_while_the_database_is_away() -> None:
+    calls = []
+
+    def flaky() -> str:
+        calls.append(time.monotonic())
+        if len(calls) < 3:
+            raise OperationalError("connection refused")
+        return "row"
+
+    assert services.retrying(flaky, within=10) == "row" and len(calls) == 3
+
+    def down() -> None:
+        raise OperationalError("still down")
+
+    started = time.monotonic()
+    with pytest.raises(OperationalError):  # bounded: a database that stays away fails the write
+        services.retrying(down, within=0.5)
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_retry_inside_an_outer_transaction() -> None:
+    from django.db import transaction
+
+    calls = []
+
+    def failing() -> None:
+        calls.append(1)
+        raise OperationalError("down")
+
+    with pytest.raises(OperationalError), transaction.atomic():
+        services.retrying(failing, within=10)
+    assert calls == [1]
+
+
+def test_lease_is_exclusive_and_expires_when_its_holder_dies(redis_url: str) -> None:  # noqa: F811
+    client = redis.Redis.from_url(redis_url)
+    first = ScenarioLease(client, 7, "eva_airline__1_1_3", ttl=1)
+    assert first.acquire()
+    time.sleep(1.5)  # the heartbeat keeps it past its ttl
+    assert not ScenarioLease(client, 7, "eva_airline__1_1_3").acquire()
+    assert live_leases(client, 7) == 1 and live_leases(client, 8) == 0
+    first._stop.set()  # the holder dies: no more heartbeats, no release
+    first._beat.join(timeout=5)
+    time.sleep(1.2)
+    second = ScenarioLease(client, 7, "eva_airline__1_1_3")
+    assert second.acquire()
+    first.release()  # a late release of a lost lease leaves the new holder's alone
+    assert live_leases(client, 7) == 1
+    second.release()
+    assert live_leases(client, 7) == 0
+
+
+def test_take_over_moves_only_unfinished_attempts(tmp_path: Path) -> None:
+    scenario_dir = tmp_path / "eva_airline__1_1_3"
+    assert take_over(scenario_dir, 3) is None  # nothing there yet
+    (scenario_dir / "scenario_config").mkdir(parents=True)
+    (scenario_dir / "bridge_log.txt").write_text("started\n")
+    moved = take_over(scenario_dir, 3)
+    assert moved is not None and ".killed." in moved.name and (moved / "__KILLED__").exists()
+    (scenario_dir / "scenario_config").mkdir(parents=True)  # a second dead attempt in the same second
+    again = take_over(scenario_dir, 3)
+    assert again is not None and again != moved and not scenario_dir.exists()

@@ -1,0 +1,262 @@
+"""Real local services for tests: redis-server and a throw-away PostgreSQL cluster (initdb +
+pg_ctl), each on a free loopback port, stoppable and restartable for fault tests, plus Celery
+worker processes. Missing binaries skip a test, except under CI=true where they fail it
+(``tests.browser.require``). Every process is bounded by timeouts and killed in ``finally``."""
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.browser import require
+
+REPO = Path(__file__).resolve().parent.parent
+_WORKER_SETS = itertools.count(1)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 15) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def stop_process(proc: subprocess.Popen | None, *, grace: float = 5, group: bool = False) -> None:
+    """SIGTERM, then SIGKILL after ``grace`` seconds (the whole process group with ``group``)."""
+    if proc is None or proc.poll() is not None:
+        return
+    send = (lambda sig: os.killpg(proc.pid, sig)) if group else proc.send_signal
+    try:
+        send(signal.SIGTERM)
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        send(signal.SIGKILL)
+        proc.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
+class RedisServer:
+    """One redis-server on a loopback port; ``persistent`` keeps data across a restart (AOF), as
+    a production broker would."""
+
+    def __init__(self, root: Path, *, persistent: bool = False) -> None:
+        binary = shutil.which("redis-server")
+        require(binary is not None, "redis-server is not installed (scripts/setup.sh installs it)")
+        self.binary = binary
+        self.root = root
+        self.port = free_port()
+        self.persistent = persistent
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> "RedisServer":
+        persistence = (["--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.root)]
+                       if self.persistent else ["--appendonly", "no"])
+        with open(self.root / "redis.log", "a") as log:
+            self.proc = subprocess.Popen(
+                [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence],
+                stdout=log, stderr=subprocess.STDOUT)
+        if not wait_for_port(self.port):
+            self.stop()
+            pytest.fail(f"redis-server did not start:\n{(self.root / 'redis.log').read_text()[-2000:]}")
+        return self
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+
+
+def _pg_bin() -> Path | None:
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(candidates[-1]).parent if candidates else None
+
+
+def _as_postgres(args: list[str]) -> list[str]:
+    # initdb and postgres refuse to run as root; Debian's package creates the postgres user.
+    return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
+
+
+class PostgresCluster:
+    """A throw-away cluster (trust auth, user ``evasite``) that can be stopped and started again."""
+
+    def __init__(self) -> None:
+        bin_dir = _pg_bin()
+        require(bin_dir is not None, "PostgreSQL server binaries are not installed (scripts/setup.sh installs them)")
+        owner = None
+        if os.geteuid() == 0:
+            require(shutil.which("runuser") is not None, "runuser is needed to run PostgreSQL as root")
+            try:
+                owner = pwd.getpwnam("postgres")
+            except KeyError:
+                require(False, "no postgres system user to run the server as")
+        self.bin = bin_dir
+        self.port = free_port()
+        self.base = Path(tempfile.mkdtemp(prefix="evasite-pg-"))
+        if owner is not None:
+            os.chown(self.base, owner.pw_uid, owner.pw_gid)
+        self.data = self.base / "data"
+        subprocess.run(_as_postgres([str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "evasite"]),
+                       check=True, capture_output=True, timeout=120)
+
+    def _ctl(self, *args: str) -> list[str]:
+        return _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.base / "server.log"),
+                             "-w", "-o", f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1", *args])
+
+    def start(self) -> "PostgresCluster":
+        subprocess.run(self._ctl("start"), check=True, capture_output=True, timeout=120)
+        return self
+
+    def stop(self) -> None:
+        subprocess.run(self._ctl("stop", "-m", "fast"), capture_output=True, timeout=60)
+
+    def create_database(self, name: str = "evasite") -> str:
+        subprocess.run(_as_postgres([str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
+                                     "-U", "evasite", name]), check=True, capture_output=True, timeout=60)
+        return f"postgres://evasite@127.0.0.1:{self.port}/{name}"
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+class CeleryWorkers:
+    """``celery -A evasite worker`` processes on the scenario queue, each its own process group
+    (so ``kill(index)`` takes a worker with its pool children, like a machine going away)."""
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        self.root = root
+        self.env = env
+        self.procs: list[subprocess.Popen] = []
+        self.prefix = f"set{next(_WORKER_SETS)}-"  # each set logs to its own files
+
+    def log_path(self, index: int) -> Path:
+        return self.root / f"{self.prefix}worker{index}.log"
+
+    def start(self, count: int = 1, *, concurrency: int = 1) -> "CeleryWorkers":
+        for _ in range(count):
+            index = len(self.procs)
+            with open(self.log_path(index), "a") as log:
+                self.procs.append(subprocess.Popen(
+                    [sys.executable, "-m", "celery", "-A", "evasite", "worker", "-Q", "evasite-scenarios",
+                     "--concurrency", str(concurrency), "--prefetch-multiplier", "1", "--loglevel", "INFO",
+                     "--hostname", f"{self.prefix}w{index}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
+                    cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        return self
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        for index, proc in enumerate(self.procs):
+            log = self.log_path(index)
+            while " ready." not in log.read_text(errors="replace"):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"worker {index} did not start:\n{log.read_text(errors='replace')[-3000:]}")
+                time.sleep(0.2)
+
+    def log(self, index: int) -> str:
+        return self.log_path(index).read_text(errors="replace")
+
+    def kill(self, index: int) -> None:
+        """kill -9 of the worker and its pool children."""
+        try:
+            os.killpg(self.procs[index].pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.procs[index].wait(timeout=10)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            stop_process(proc, grace=10, group=True)
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    server = RedisServer(tmp_path).start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def database_url() -> Iterator[str]:
+    cluster = PostgresCluster().start()
+    try:
+        yield cluster.create_database()
+    finally:
+        cluster.remove()
+
+
+class CeleryStack:
+    """Broker, database and shared output of the celery executor on one machine: a persistent
+    redis-server, a PostgreSQL database (migrated), an output directory, and the environment
+    that points ``run_eval`` and workers at them."""
+
+    def __init__(self, root: Path, **settings: str) -> None:
+        self.root = root
+        self.output_dir = root / "eval_results"
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        self.redis = RedisServer(root, persistent=True)
+        self.postgres = PostgresCluster()
+        self.settings = settings
+        self.env: dict[str, str] = {}
+
+    def start(self) -> "CeleryStack":
+        self.redis.start()
+        self.postgres.start()
+        self.env = {**os.environ, "DATABASE_URL": self.postgres.create_database(), "REDIS_URL": self.redis.url,
+                    "EVASITE_PIPECAT_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1", **self.settings}
+        self.manage("migrate", "-v", "0")
+        return self
+
+    def stop(self) -> None:
+        self.redis.stop()
+        self.postgres.remove()
+
+    def manage(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=self.env, check=check,
+                              capture_output=True, text=True, timeout=timeout)
+
+    def run_eval(self, *args: str, log_name: str = "run_eval.log", **extra_env: str) -> subprocess.Popen:
+        """A ``run_eval`` writing into the stack's output directory (stdout and stderr to a log)."""
+        with open(self.root / log_name, "a") as log:
+            return subprocess.Popen([sys.executable, "manage.py", "run_eval", "--output-dir", str(self.output_dir),
+                                     *args], cwd=REPO, env={**self.env, **extra_env}, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+
+    def python(self, code: str, timeout: float = 120) -> str:
+        """Django code against the stack's database; returns its stdout."""
+        prelude = "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'evasite.settings'); django.setup()\n"
+        done = subprocess.run([sys.executable, "-c", prelude + code], cwd=REPO, env=self.env, check=True,
+                              capture_output=True, text=True, timeout=timeout)
+        return done.stdout
+
+    def workers(self) -> CeleryWorkers:
+        return CeleryWorkers(self.root, self.env)
+
+    def session_dirs(self) -> list[Path]:
+        return sorted(self.output_dir.glob("eval_*"))
