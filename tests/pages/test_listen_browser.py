@@ -1,0 +1,93 @@
+"""Listen in, end to end: Chromium logs in, starts a short voice run from /runs/new/ (it runs
+inside the daphne process), presses Listen on the running scenario and must receive the call's
+audio over WebRTC; Stop listening and Listen again toggle it; when the scenario ends the server
+ends the call and the page lets go of it."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.browser import chromium, log_in, start_site  # noqa: F401 - chromium is a fixture
+
+pytestmark = pytest.mark.slow
+
+# Both sides speak with espeak-ng and hear with pocketsphinx: the lightest real speech stack.
+# INFO logging: daphne announces its port at INFO, which LiveSite.start waits for.
+SITE_ENV = {"EVASITE_TTS": "espeak", "EVASITE_STT": "pocketsphinx", "EVASITE_LOG_LEVEL": "INFO"}
+
+
+@pytest.fixture(scope="module")
+def listen_site(tmp_path_factory):
+    site = start_site(tmp_path_factory.mktemp("listen_site"), **SITE_ENV)
+    try:
+        yield site
+    finally:
+        site.stop()
+
+
+INBOUND_AUDIO = """async (url) => {
+  const call = window.evasiteListen && window.evasiteListen.active.get(url);
+  if (!call) return null;
+  const stats = await call.pc.getStats();
+  for (const report of stats.values()) {
+    if (report.type === "inbound-rtp" && report.kind === "audio") {
+      return {bytes: report.bytesReceived || 0, packets: report.packetsReceived || 0,
+              energy: report.totalAudioEnergy || 0, level: report.audioLevel || 0};
+    }
+  }
+  return {bytes: 0, packets: 0, energy: 0, level: 0};
+}"""
+
+
+def start_voice_run(page, site) -> str:
+    page.goto(f"{site.url}/runs/new/")
+    page.check('input[name="scope"][value="pick"]')
+    first = page.locator('input[name="scenarios"]').first.get_attribute("value")
+    page.check(f'input[name="scenarios"][value="{first}"]')
+    page.select_option('[name="modality"]', "voice")
+    page.fill('[name="agent_model"]', "gold-replay")
+    page.fill('[name="user_model"]', "scripted")
+    page.fill('[name="duration"]', "25")
+    page.get_by_role("button", name="Start run").click()
+    page.wait_for_url("**/runs/*/", timeout=30_000)
+    return first
+
+
+def test_listen_plays_the_live_call_and_ends_with_it(listen_site, chromium):  # noqa: F811
+    page = chromium.new_page()
+    try:
+        log_in(page, listen_site)
+        start_voice_run(page, listen_site)
+        button = page.locator("button[data-listen-url]").first
+        button.wait_for(state="visible", timeout=30_000)
+        url = button.get_attribute("data-listen-url")
+        button.click()
+        page.wait_for_function(
+            "(url) => document.querySelector(`[data-listen-url='${url}']`).dataset.listenState === 'listening'",
+            arg=url, timeout=20_000)
+        assert button.inner_text() == "Stop listening"
+
+        heard = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            heard = page.evaluate(INBOUND_AUDIO, url)
+            if heard and heard["bytes"] > 20_000 and heard["energy"] > 0:
+                break
+            time.sleep(0.5)
+        assert heard and heard["packets"] > 100 and heard["energy"] > 0, f"no call audio reached the page: {heard}"
+        print(f"browser received {heard['packets']} packets, {heard['bytes']} bytes, energy {heard['energy']:.3g}")
+
+        button.click()  # Stop listening, then listen again: the button toggles, the call goes on
+        page.wait_for_function("(url) => !window.evasiteListen.active.has(url)", arg=url, timeout=5_000)
+        assert button.inner_text() == "Listen"
+        button.click()
+        page.wait_for_function(
+            "(url) => document.querySelector(`[data-listen-url='${url}']`).dataset.listenState === 'listening'",
+            arg=url, timeout=20_000)
+
+        # The scenario ends (duration 25 s at most): the server hangs up, the page lets go.
+        page.wait_for_function("() => window.evasiteListen.active.size === 0", timeout=60_000)
+        page.screenshot(path=str(listen_site.root / "listen.png"))
+    finally:
+        page.close()
