@@ -1,0 +1,132 @@
+"""Signalling and control misuse against the running ASGI app (daphne on a free loopback port):
+bad, replayed and second offers, someone else's call, malformed control messages, a closed tab,
+a silent tester. (Two testers at once: test_call_browser.py, in two browser contexts.)"""
+from __future__ import annotations
+
+import json
+
+import aiohttp
+import pytest
+
+from tests.browser import LiveSite, start_site
+from tests.voice.human.helpers import SEED, csrf_headers, logged_in_session, next_event, open_socket
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def call_site(tmp_path_factory) -> LiveSite:
+    site = start_site(tmp_path_factory.mktemp("call_site"), EVASITE_TTS="espeak", EVASITE_STT="pocketsphinx",
+                      EVASITE_CALL_INACTIVITY_TIMEOUT="8")
+    site.python("from django.contrib.auth import get_user_model\n"
+                "get_user_model().objects.create_user('mallory', password='mallory-pw-123')")
+    try:
+        yield site
+    finally:
+        site.stop()
+
+
+async def _client_offer():
+    """A real browser-like offer: an aiortc peer with a (silent) microphone track."""
+    from aiortc import RTCPeerConnection
+    from aiortc.mediastreams import AudioStreamTrack
+
+    from voice.webrtc.config import allow_loopback_candidates
+
+    allow_loopback_candidates()
+    pc = RTCPeerConnection()
+    pc.addTrack(AudioStreamTrack())
+    await pc.setLocalDescription(await pc.createOffer())
+    return pc, {"sdp": pc.localDescription.sdp, "type": "offer"}
+
+
+async def _post(session, site, url, payload=None, *, raw: bytes | None = None) -> tuple[int, dict]:
+    body = raw if raw is not None else json.dumps(payload).encode()
+    async with session.post(f"{site.url}{url}", data=body, headers={**csrf_headers(session, site),
+                                                                     "Content-Type": "application/json"}) as response:
+        try:
+            return response.status, await response.json(content_type=None)
+        except ValueError:
+            return response.status, {}
+
+
+async def test_signalling_misuse_never_hurts_the_call_or_the_server(call_site):
+    site = call_site
+    tester = await logged_in_session(site)
+    mallory = await logged_in_session(site, "mallory", "mallory-pw-123")
+    anonymous = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+    pcs = []
+    try:
+        with pytest.raises(aiohttp.WSServerHandshakeError):
+            await open_socket(anonymous, site, f"/ws/call/{SEED}/")
+        with pytest.raises(aiohttp.WSServerHandshakeError):
+            await open_socket(tester, site, "/ws/call/no_such_scenario/")
+
+        ws = await open_socket(tester, site, f"/ws/call/{SEED}/")
+        await ws.send_str("{not json")
+        assert (await next_event(ws, {"error"}, timeout=10))["message"]
+        await ws.send_str(json.dumps({"type": "start", "modality": "voice", "agent": {"model": "gold-replay"}}))
+        call = await next_event(ws, {"call"}, timeout=10)
+        offer_url = call["offer_url"]
+
+        # Bad offers: refused with a reason, and the call still waits for a good one.
+        assert (await _post(tester, site, offer_url, raw=b"\xff not json"))[0] == 400
+        assert (await _post(tester, site, offer_url, {"type": "answer", "sdp": "v=0"}))[0] == 400
+        assert (await _post(tester, site, offer_url, {"type": "offer", "sdp": "v=0\r\no=garbage\r\n"}))[0] == 400
+        assert (await _post(tester, site, offer_url, {"type": "offer", "sdp": "v=0" + "x" * 70_000}))[0] == 413
+
+        pc, offer = await _client_offer()
+        pcs.append(pc)
+        # Someone else's call: no offer, no hang-up, no watching.
+        assert (await _post(mallory, site, offer_url, offer))[0] == 403
+        assert (await _post(mallory, site, call["hangup_url"], {}))[0] == 403
+        with pytest.raises(aiohttp.WSServerHandshakeError):
+            await open_socket(mallory, site, f"/ws/calls/{call['id']}/")
+        assert (await _post(anonymous, site, offer_url, offer))[0] in (302, 403)
+
+        status, answer = await _post(tester, site, offer_url, offer)
+        assert status == 200 and answer["type"] == "answer" and answer["sdp"].startswith("v=0")
+        from aiortc import RTCSessionDescription
+
+        await pc.setRemoteDescription(RTCSessionDescription(**answer))
+        # A replayed offer, and a second offer on the live call, are refused.
+        assert (await _post(tester, site, offer_url, offer))[0] == 409
+        second_pc, second_offer = await _client_offer()
+        pcs.append(second_pc)
+        assert (await _post(tester, site, offer_url, second_offer))[0] == 409
+
+        assert (await next_event(ws, {"state"}, timeout=60))["state"] == "live"
+        greeting = await next_event(ws, {"turn"}, timeout=60)
+        assert greeting["speaker"] == "Agent"
+        async with tester.get(f"{site.url}/scenarios/") as response:
+            assert response.status == 200  # the server keeps serving during the call
+
+        watcher = await open_socket(tester, site, f"/ws/calls/{call['id']}/")  # the owner may watch
+        await ws.close()  # the tab is closed mid-call
+        ended = await next_event(watcher, {"ended"}, timeout=60)
+        await watcher.close()
+        assert ended["stop_reason"] == "[SIMULATOR_EXIT]"
+        stored = site.python(
+            "from scoring.models import ScenarioResult\n"
+            f"r = ScenarioResult.objects.select_related('run__owner').get(pk={ended['result_id']})\n"
+            "print(r.run.source, r.run.owner.username, r.run.modality, r.stop_reason, r.metrics['simulator_end_reported'])")
+        assert stored.split() == ["human", "tester", "voice", "[SIMULATOR_EXIT]", "True"]
+        async with tester.get(f"{site.url}{ended['result_url']}") as response:
+            assert response.status == 200
+    finally:
+        for pc in pcs:
+            await pc.close()
+        for session in (tester, mallory, anonymous):
+            await session.close()
+
+
+async def test_a_silent_tester_is_timed_out_and_scored(call_site):
+    tester = await logged_in_session(call_site)
+    try:
+        ws = await open_socket(tester, call_site, f"/ws/call/{SEED}/")
+        await ws.send_str(json.dumps({"type": "start", "modality": "text"}))
+        ended = await next_event(ws, {"ended", "failed"}, timeout=90)
+        await ws.close()
+    finally:
+        await tester.close()
+    assert ended["type"] == "ended" and ended["stop_reason"] == "[INACTIVITY_TIMEOUT]"
