@@ -35,3 +35,23 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None or raw.strip() == "":
         return list(default)
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def secret_key_from_file(path: str) -> str:
+    """The key stored at ``path``, generated (and written owner-only) the first time, so a fresh
+    install never runs on a published default key and restarts keep sessions valid."""
+    from pathlib import Path
+
+    from django.core.management.utils import get_random_secret_key
+
+    file = Path(path)
+    if file.is_file():
+        stored = file.read_text().strip()
+        if stored:
+            return stored
+    file.parent.mkdir(parents=True, exist_ok=True)
+    key = get_random_secret_key()
+    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key + "\n")
+    return key

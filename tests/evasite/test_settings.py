@@ -40,3 +40,57 @@ def test_database_url_and_redis_url_switch_engines() -> None:
     assert values["name"] == "evasite"
     assert values["layer"] == "channels_redis.core.RedisChannelLayer"
     assert values["hosts"] == ["redis://127.0.0.1:6390/0"]
+
+
+SECURITY_PROBE = (
+    "import json, django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'evasite.settings'); django.setup();"
+    "from django.conf import settings as s;"
+    "print(json.dumps({'debug': s.DEBUG, 'key': s.SECRET_KEY, 'middleware': s.MIDDLEWARE}))"
+)
+
+
+def _security(tmp_path: Path, **env: str) -> dict:
+    clean = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SECRET_KEY", "EVASITE_DEBUG")}
+    env.setdefault("EVASITE_SECRET_KEY_FILE", str(tmp_path / "secret_key"))
+    proc = subprocess.run([sys.executable, "-c", SECURITY_PROBE], cwd=REPO, env={**clean, **env},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_debug_is_off_unless_asked_for(tmp_path: Path) -> None:
+    assert _security(tmp_path)["debug"] is False
+    assert _security(tmp_path, EVASITE_DEBUG="1")["debug"] is True
+
+
+def test_secret_key_comes_from_the_environment_else_one_generated_file(tmp_path: Path) -> None:
+    first = _security(tmp_path)["key"]
+    key_file = tmp_path / "secret_key"
+    assert key_file.read_text().strip() == first and len(first) >= 50
+    assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+    assert _security(tmp_path)["key"] == first  # generated once, then reused
+    assert _security(tmp_path, DJANGO_SECRET_KEY="from-the-environment")["key"] == "from-the-environment"
+
+
+def test_every_request_passes_the_login_and_static_middleware(tmp_path: Path) -> None:
+    middleware = _security(tmp_path)["middleware"]
+    assert "scoring.web.access.LoginRequiredMiddleware" in middleware
+    assert middleware.index("evasite.static_serving.StaticFilesMiddleware") < middleware.index(
+        "django.contrib.sessions.middleware.SessionMiddleware")
+
+
+def _check_deploy(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SECRET_KEY", "EVASITE_DEBUG", "EVASITE_HTTPS")}
+    return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=REPO,
+                          env={**clean, "EVASITE_SECRET_KEY_FILE": str(tmp_path / "secret_key"), **env},
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_check_deploy_is_clean_with_the_documented_production_variables(tmp_path: Path) -> None:
+    production = {"DJANGO_ALLOWED_HOSTS": "evals.example.org", "EVASITE_HTTPS": "1",
+                  "DJANGO_CSRF_TRUSTED_ORIGINS": "https://evals.example.org"}
+    done = _check_deploy(tmp_path, **production)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "WARNINGS" not in done.stdout + done.stderr and "ERRORS" not in done.stdout + done.stderr
+    plain = _check_deploy(tmp_path)  # no TLS settings: the deploy checks say so
+    assert plain.returncode != 0 and "SECURE_SSL_REDIRECT" in plain.stdout + plain.stderr

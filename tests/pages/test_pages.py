@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from django.urls import reverse
 
 from scenarios import data_root
 from scenarios.models import Scenario
-from scoring import selectors
+from scoring.web import selectors
 from scoring.canonical import db_hash
 from scoring.models import Run, ScenarioResult
 
@@ -292,3 +293,36 @@ def test_scenario_catalogue(client: Client) -> None:
 @pytest.mark.django_db
 def test_scenario_catalogue_empty(client: Client) -> None:
     assert "scenario mirror is empty" in _page(client, "/scenarios/")
+
+
+def test_voice_turns_show_heard_vs_said_with_misheard_entities(client: Client, stored_run: Run) -> None:
+    result = _result(stored_run, FAILED_NAME)
+    result.metrics["turns"] = [
+        {"timestamp": "t0", "role": "user", "text": "My code is ZK3FFW, Samantha Rodriguez.",
+         "heard": "my code is said cat three samantha rodriguez"},
+        {"timestamp": "t1", "role": "agent", "text": "Flight SK621 on March 25.", "heard": "flight s k six two one on march 25"},
+    ]
+    result.save()
+    html = _page(client, reverse("scoring:result_detail", args=[result.pk]))
+    misheard = re.findall(r'<p class="misheard">(.*?)</p>', html, re.S)
+    assert len(misheard) == 1  # the agent turn's entities all survived
+    assert '<mark class="entity">ZK3FFW</mark>' in misheard[0] and "Samantha" not in misheard[0]
+
+
+def test_run_artifacts_download_as_one_zip(client: Client, stored_run: Run, tmp_path: Path) -> None:
+    import io
+    import zipfile
+
+    session = Path(stored_run.session_dir)
+    (session / PASSED_NAME).mkdir(parents=True)
+    (session / "all_summary.txt").write_text("EVALUATION SUMMARY\n")
+    (session / PASSED_NAME / "metrics.json").write_text("{}")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not part of the run")
+    (session / "planted").symlink_to(outside)
+    response = client.get(reverse("scoring:run_archive", args=[stored_run.pk]))
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    assert 'filename="eval_20260317_104500.zip"' in response["Content-Disposition"]
+    names = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist()
+    assert sorted(names) == ["eval_20260317_104500/all_summary.txt",
+                             f"eval_20260317_104500/{PASSED_NAME}/metrics.json"]

@@ -9,25 +9,45 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
+from django.contrib.auth import get_user_model
+from django.test import Client
+
 from evasite.asgi import application
-from scoring import runner as runner_module
-from scoring.live import ChannelsProgress
+from scoring.runs import runner as runner_module
+from scoring.runs.live import ChannelsProgress
 from scoring.models import Run
-from scoring.run_options import RunOptions
-from scoring.runner import run_evaluation
+from scoring.runs.run_options import RunOptions
+from scoring.runs.runner import run_evaluation
+
+
+SAME_ORIGIN = (b"origin", b"http://testserver")
+
+
+def _session_cookie() -> tuple[bytes, bytes]:
+    """A logged-in user's session cookie, as a browser would send it with the socket."""
+    user = get_user_model().objects.create_user("watcher", password="pw-watcher-123")
+    client = Client()
+    client.force_login(user)
+    return b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+async def _socket(path: str, *headers: tuple[bytes, bytes]) -> tuple[WebsocketCommunicator, bool]:
+    communicator = WebsocketCommunicator(application, path, headers=list(headers))
+    connected, _ = await communicator.connect()
+    return communicator, connected
 
 
 @pytest.mark.django_db(transaction=True)
 async def test_watcher_gets_a_snapshot_then_the_run_events() -> None:
     run = await sync_to_async(Run.objects.create)(timestamp="20260101_000000", session_dir="/tmp/x",
                                                   total_scenarios=2, completed_scenarios=1)
-    communicator = WebsocketCommunicator(application, f"/ws/runs/{run.pk}/")
-    connected, _ = await communicator.connect()
+    cookie = await sync_to_async(_session_cookie)()
+    communicator, connected = await _socket(f"/ws/runs/{run.pk}/", SAME_ORIGIN, cookie)
     try:
         assert connected
         assert await communicator.receive_json_from(timeout=5) == {
-            "type": "snapshot", "run": "eval_20260101_000000", "status": "running",
-            "total": 2, "completed": 1, "successful": 0}
+            "type": "snapshot", "run": "eval_20260101_000000", "status": "running", "modality": "",
+            "total": 2, "completed": 1, "successful": 0, "finished": [], "running": []}
         live = ChannelsProgress(run.pk)
         live.scenario_started("eva_airline__1_1_3")
         live.turn("eva_airline__1_1_3", "agent", "Hello there.")
@@ -46,10 +66,25 @@ async def test_watcher_gets_a_snapshot_then_the_run_events() -> None:
 
 @pytest.mark.django_db(transaction=True)
 async def test_unknown_run_is_refused() -> None:
-    communicator = WebsocketCommunicator(application, "/ws/runs/999999/")
-    connected, _ = await communicator.connect()
+    cookie = await sync_to_async(_session_cookie)()
+    communicator, connected = await _socket("/ws/runs/999999/", SAME_ORIGIN, cookie)
     assert not connected
     await communicator.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_anonymous_and_foreign_origin_sockets_are_refused() -> None:
+    run = await sync_to_async(Run.objects.create)(timestamp="20260101_000001", session_dir="/tmp/y")
+    anonymous, connected = await _socket(f"/ws/runs/{run.pk}/", SAME_ORIGIN)
+    assert not connected
+    await anonymous.disconnect()
+    cookie = await sync_to_async(_session_cookie)()
+    foreign, connected = await _socket(f"/ws/runs/{run.pk}/", (b"origin", b"http://evil.example"), cookie)
+    assert not connected
+    await foreign.disconnect()
+    no_origin, connected = await _socket(f"/ws/runs/{run.pk}/", cookie)
+    assert not connected
+    await no_origin.disconnect()
 
 
 @pytest.mark.django_db(transaction=True)

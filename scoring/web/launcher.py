@@ -1,0 +1,97 @@
+"""Runs started from the browser: ``run_evaluation`` as an asyncio task of the server process,
+off the request path, with the strong references asyncio needs and a handle to cancel it.
+
+Cancelling the task is the same as Ctrl-C on ``run_eval``: in-flight scenarios are ended, the run
+is recorded ``interrupted`` and ``--resume`` (the Resume button) picks it up; finished scenarios
+are already on disk and in the database.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from pathlib import Path
+from typing import Any
+
+from scoring.runs.run_options import REDACTED, RunOptions, options_argv, options_from_mapping
+from scoring.runs.runner import RunError, run_evaluation
+
+log = logging.getLogger(__name__)
+
+# run id -> its task; tasks still opening their row are held in _STARTING. Both are the strong
+# references that keep asyncio from collecting a running task.
+_RUNNING: dict[int, asyncio.Task[Any]] = {}
+_STARTING: set[asyncio.Task[Any]] = set()
+CANCEL_WAIT_SECONDS = 30.0
+
+
+def running_here(run_id: int) -> bool:
+    """Whether this process is coordinating run ``run_id``."""
+    task = _RUNNING.get(run_id)
+    return task is not None and not task.done()
+
+
+async def _execute(options: RunOptions, owner_id: int | None, on_open: Any) -> None:
+    try:
+        await run_evaluation(options, argv=options_argv(options), source="web", owner_id=owner_id,
+                             on_open=on_open)
+    except asyncio.CancelledError:
+        pass  # the runner has recorded the run as interrupted
+    except RunError:
+        raise  # reported to the request that is still waiting for the row
+    except Exception:
+        log.exception("run started from the site failed")  # the runner recorded it as failed
+
+
+async def start(options: RunOptions, *, owner_id: int | None) -> int:
+    """Start a run in this process and return its row id once the row exists.
+
+    Raises RunError when the run cannot begin (unknown scenario, missing session to resume).
+    """
+    loop = asyncio.get_running_loop()
+    opened: asyncio.Future[int] = loop.create_future()
+
+    def on_open(run_id: int) -> None:
+        _RUNNING[run_id] = task
+        if not opened.done():
+            opened.set_result(run_id)
+
+    # A fresh context: the run must not inherit the request's (asgiref ends that request's
+    # thread-sensitive executor when the response is sent, and the run outlives it).
+    task = loop.create_task(_execute(options, owner_id, on_open), context=contextvars.Context())
+    _STARTING.add(task)
+    task.add_done_callback(_STARTING.discard)
+    await asyncio.wait({opened, task}, return_when=asyncio.FIRST_COMPLETED)
+    if opened.done():
+        run_id = opened.result()
+        task.add_done_callback(lambda _: _RUNNING.pop(run_id, None))
+        return run_id
+    task.result()  # re-raises the RunError
+    raise RunError("the run ended before it was recorded")
+
+
+async def cancel(run_id: int) -> bool:
+    """Cancel a run this process coordinates and wait until it has recorded its end.
+
+    Returns False when the run is not running here (another process, or already over).
+    """
+    task = _RUNNING.get(run_id)
+    if task is None or task.done():
+        return False
+    task.cancel()
+    await asyncio.wait({task}, timeout=CANCEL_WAIT_SECONDS)
+    return True
+
+
+def resume_options(parsed_args: dict[str, Any], *, timestamp: str, session_dir: str) -> RunOptions:
+    """The options to resume a stored run: its recorded flags plus ``--resume`` of its session.
+
+    An inline judge key is never stored, so a resume reads the key from its environment name.
+    """
+    values = dict(parsed_args)
+    if values.get("judge_api_key") == REDACTED:
+        values["judge_api_key"] = None
+    options = options_from_mapping(values)
+    options.resume = timestamp
+    options.output_dir = str(Path(session_dir).parent)
+    return options
