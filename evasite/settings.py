@@ -5,13 +5,32 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evasite.env import env_bool, env_list, env_str
+from evasite.env import env_bool, env_int, env_list, env_str, secret_key_from_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", "evasite-insecure-development-key")
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# DJANGO_SECRET_KEY in production; otherwise a key generated once into a git-ignored file.
+SECRET_KEY = env_str("DJANGO_SECRET_KEY") or secret_key_from_file(
+    env_str("EVASITE_SECRET_KEY_FILE", str(BASE_DIR / ".secret_key")))
+DEBUG = env_bool("EVASITE_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+# Behind TLS (EVASITE_HTTPS=1): secure cookies, HTTPS redirect and HSTS, so `check --deploy` is clean.
+_HTTPS = env_bool("EVASITE_HTTPS", False)
+SECURE_SSL_REDIRECT = _HTTPS
+SESSION_COOKIE_SECURE = _HTTPS
+CSRF_COOKIE_SECURE = _HTTPS
+SECURE_HSTS_SECONDS = 31536000 if _HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _HTTPS
+SECURE_HSTS_PRELOAD = _HTTPS
+if env_bool("EVASITE_BEHIND_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+
+# Read-only results pages (runs, results, compare, live progress) without login: opt-in.
+EVASITE_PUBLIC_RESULTS = env_bool("EVASITE_PUBLIC_RESULTS", False)
 
 INSTALLED_APPS = [
     "daphne",
@@ -29,10 +48,14 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files under daphne with DEBUG off (from the finders: no collectstatic step needed).
+    "evasite.static_serving.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every page requires login (EVASITE_PUBLIC_RESULTS may open the read-only results pages).
+    "scoring.web.access.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -104,6 +127,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+WHITENOISE_USE_FINDERS = True
 
 # Where run_eval writes session directories unless --output-dir says otherwise.
 EVASITE_OUTPUT_DIR = env_str("EVASITE_OUTPUT_DIR", "eval_results")
@@ -113,6 +137,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("EVASITE_LOG_LEVEL", "WARNING")},
+    # daphne's "Listening on TCP address …" line tells operators (and the test harness) the port.
+    "loggers": {"daphne.server": {"level": "INFO"}},
 }
 EVASITE_DB_HASHER = "scoring.canonical.db_hash"
 
@@ -121,4 +147,44 @@ EVASITE_PIPECAT_LOG_LEVEL = env_str("EVASITE_PIPECAT_LOG_LEVEL", "WARNING")
 
 # Speech services (voice modality): a built-in name or a dotted path to a pipecat service class.
 EVASITE_TTS = env_str("EVASITE_TTS", "piper")
-EVASITE_STT = env_str("EVASITE_STT", "pocketsphinx")
+EVASITE_STT = env_str("EVASITE_STT", "whisper")  # faster-whisper tiny.en; whisper-base; pocketsphinx
+
+# WebRTC ICE servers for browser calls and listening in: JSON list of {"urls", "username", "credential"}.
+# Empty by default: a browser on the same machine connects over loopback without STUN/TURN.
+EVASITE_ICE_SERVERS = env_str("EVASITE_ICE_SERVERS", "[]")
+# Who may listen in on a run's live calls: (user, run_id) -> True / False / None (no such run).
+EVASITE_LISTEN_ACCESS = "scoring.web.listen_access.may_listen"
+# Whether this server process coordinates a run (its calls may start here): (run_id) -> bool.
+EVASITE_LISTEN_RUNS_HERE = "scoring.web.launcher.running_here"
+
+# Scenario executors (scoring/runs/executors/): "local" asyncio tasks, or "celery" workers on REDIS_URL.
+EVASITE_EXECUTOR = env_str("EVASITE_EXECUTOR", "local")
+# The longest scenario attempt (seconds) a worker accepts; the broker's visibility timeout is
+# derived from it, since an unacknowledged task of a worker killed outright comes back only then
+# (stack-notes, "Celery on Redis"). A run whose duration exceeds it is refused.
+EVASITE_CELERY_DURATION_CAP = env_int("EVASITE_CELERY_DURATION_CAP", 900)
+EVASITE_CELERY_VISIBILITY_GRACE = env_int("EVASITE_CELERY_VISIBILITY_GRACE", 120)
+EVASITE_CELERY_QUEUE = "evasite-scenarios"
+CELERY_BROKER_URL = REDIS_URL or "redis://127.0.0.1:6379/0"
+CELERY_RESULT_BACKEND = CELERY_BROKER_URL
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": EVASITE_CELERY_DURATION_CAP + EVASITE_CELERY_VISIBILITY_GRACE,
+    # Sweep for expired unacknowledged messages every 5 s (kombu's default is about 100 s).
+    "unacked_restore_interval": 5,
+    "unacked_restore_throttle": 1,
+}
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = EVASITE_CELERY_QUEUE
+CELERY_TASK_SERIALIZER = CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_RESULT_EXPIRES = 7 * 24 * 3600
+
+# Human tester calls (voice/human/): the scoring service that runs a call (voice never imports
+# scoring), the silence that ends a call ([INACTIVITY_TIMEOUT], seconds; 0 disables) and an
+# optional cap on a call's length (seconds; unset -> the scenario's max_duration).
+EVASITE_HUMAN_CALL_RUNNER = "scoring.runs.human_run.run_human_call"
+EVASITE_CALL_INACTIVITY_TIMEOUT = float(env_str("EVASITE_CALL_INACTIVITY_TIMEOUT", "120"))
+EVASITE_CALL_DURATION = env_int("EVASITE_CALL_DURATION", 0) or None

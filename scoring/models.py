@@ -31,6 +31,10 @@ class Run(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs",
         help_text="Who started it from the site (a human session's tester); empty for the CLI.")
     executor = models.CharField(max_length=16, default="local", help_text="local or celery.")
+    coordinator_host = models.CharField(max_length=255, blank=True,
+                                        help_text="Host of the process coordinating the run.")
+    coordinator_pid = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Its process id: a running run whose process is gone is interrupted.")
     started_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -29,4 +29,6 @@ PYTHON="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
 .venv/bin/python manage.py migrate --noinput -v 0
 .venv/bin/python manage.py load_scenarios
+# The site's first login: prints the generated admin password once, keeps it in .admin_password.
+.venv/bin/python manage.py create_local_admin
 .venv/bin/python manage.py check

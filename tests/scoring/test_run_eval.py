@@ -16,8 +16,8 @@ from asgiref.sync import sync_to_async
 
 from scoring.canonical import db_hash
 from scoring.models import Run, ScenarioResult
-from scoring.run_options import RunOptions
-from scoring.runner import RunError, run_evaluation
+from scoring.runs.run_options import RunOptions
+from scoring.runs.runner import RunError, run_evaluation
 
 REPO = Path(__file__).resolve().parents[2]
 NO_WRITE = {"eva_airline__5_2_5", "eva_airline__7_1_1", "eva_airline__7_2_2", "eva_airline__7_2_8",
@@ -77,12 +77,52 @@ def _manage(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
-    for flags in (["--judge-threshold", "1.5"], ["--min-agent-turns", "-1"], ["--duration", "0"],
-                  ["--conversation-end-policy", "sometimes"], ["--concurrency", "2", "--agent-url", "ws://127.0.0.1:9"],
-                  ["--agent-model", "gpt-imaginary"], ["--scenarios", "eva_airline__1_1_3", "eva_airline__1_1_3"], ["--user-model", "gold-replay"],
-                  ["--agent-model", "m", "--agent-llm-url", "http://203.0.113.5/v1", "--agent-api-key-name", "UNSET_KEY_VAR"]):
+    for flags, message in (
+        (["--judge-threshold", "1.5"], "--judge-threshold must be <= 1"),
+        (["--min-agent-turns", "-1"], "--min-agent-turns must be >= 0"),
+        (["--duration", "0"], "--duration must be > 0"),
+        (["--conversation-end-policy", "sometimes"], "--conversation-end-policy must be one of tool-only, valid-terminal-state"),
+        (["--concurrency", "2", "--agent-url", "ws://127.0.0.1:9"], "--concurrency > 1 cannot be used with --agent-url"),
+        (["--agent-model", "gpt-imaginary"], "--agent-model: unknown agent model 'gpt-imaginary'"),
+        (["--scenarios", "eva_airline__1_1_3", "eva_airline__1_1_3"], "names a scenario more than once: eva_airline__1_1_3"),
+        (["--user-model", "gold-replay"], "--user-model: unknown user model 'gold-replay'"),
+        (["--agent-model", "m", "--agent-llm-url", "http://203.0.113.5/v1", "--agent-api-key-name", "UNSET_KEY_VAR"],
+         "http://203.0.113.5/v1 is not on loopback and environment variable 'UNSET_KEY_VAR' is unset"),
+    ):
         proc = _manage("run_eval", "--output-dir", str(tmp_path), *flags, env=env)
         assert proc.returncode == 2, (flags, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("run_eval: error: ") and message in lines[0], (flags, proc.stderr)
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_unreachable_endpoints_and_data_root_exit_1_with_one_line(tmp_path: Path) -> None:
+    """Checked before the first scenario: no traceback, no 0% run, the URL named (issue 11 #3)."""
+    env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
+    assert _manage("migrate", "-v", "0", env=env).returncode == 0
+    ws_url, llm_url = f"ws://127.0.0.1:{_closed_port()}", f"http://127.0.0.1:{_closed_port()}/v1"
+    for flags, extra_env, message in (
+        (["--agent-url", ws_url], {}, f"--agent-url {ws_url}: cannot reach the agent bot (connection refused)"),
+        (["--user-model", "m", "--user-llm-url", llm_url], {},
+         f"--user-llm-url {llm_url}: cannot reach the server (connection refused); tried GET models"),
+        (["--skip-checks"], {"EVAL_DATA_ROOT": str(tmp_path / "nowhere")}, f"EVAL_DATA_ROOT: eva_airline data root {tmp_path / 'nowhere'} does not exist"),
+    ):
+        started = time.monotonic()
+        proc = _manage("run_eval", "--output-dir", str(tmp_path), "--modality", "text", "--scenarios",
+                       "eva_airline__1_1_3", *flags, env={**env, **extra_env})
+        assert proc.returncode == 1, (flags, proc.stderr)
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("run_eval: error: ")]
+        assert errors == [f"run_eval: error: {message}"] or (len(errors) == 1 and message in errors[0]), proc.stderr
+        assert "Traceback" not in proc.stderr and "CommandError" not in proc.stderr
+        assert time.monotonic() - started < 30
+    assert not list(tmp_path.glob("eval_*")), "nothing was run"
 
 
 WALL_CLOCK = re.compile(r"^(Total Duration|  Duration|  Turns/min|    (Mean|P50|P95|Min|Max)|  (Mean|P50|P95|Min|Max)):")

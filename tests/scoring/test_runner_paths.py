@@ -3,7 +3,7 @@ automatic retry of stale and stalled attempts, a peer that disconnects, trials, 
 behind ``--agent-url`` and the progress sink. Every case checks metrics.json, the artifact tree and
 the database rows together.
 
-A misbehaving agent is put in place by patching ``scoring.attempt.build_endpoint`` with one that
+A misbehaving agent is put in place by patching ``scoring.runs.attempt.build_endpoint`` with one that
 hands the bridge the protocol double for the agent side and the real built-in passenger otherwise.
 """
 from __future__ import annotations
@@ -24,16 +24,17 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-import scoring.attempt as attempt_module
+import scoring.runs.attempt as attempt_module
 from scenarios.registry import get_eval_scenario
 from scoring.canonical import db_hash
 from scoring.models import Run, ScenarioResult
-from scoring.run_options import REDACTED, RunOptions
-from scoring.runner import RunReport, run_evaluation
+from scoring.runs.run_options import REDACTED, RunOptions
+from scoring.runs.runner import RunReport, run_evaluation
 from tests.standins import ChatCompletionsStandIn
 from voice.bridge.endpoints import InProcessEndpoint
 from voice.peers import PeerSpec
 from voice.peers import build_endpoint as real_build_endpoint
+from voice.protocol.websocket import serve_websocket
 from voice.testing.double import DoubleOptions, default_options, double_host
 
 REPO = Path(__file__).resolve().parents[2]
@@ -256,7 +257,7 @@ async def test_agent_disconnecting_mid_turn_ends_the_attempt_and_the_run(tmp_pat
     [metrics] = report.metrics
     assert metrics["stop_reason"] == "[DISCONNECTED]"
     assert metrics["clean_exit"] is False
-    assert metrics["conversation_end_reason"] == "agent_end_conversation_tool_missing"
+    assert metrics["conversation_end_reason"] == "connection_lost"
     assert metrics["end_conversation_tool_called"] is False
     assert [t["role"] for t in metrics["turns"]] == ["agent", "user"]
     assert metrics["auto_retry_count"] == 0
@@ -489,6 +490,26 @@ async def test_agent_behind_agent_url_is_scored_on_the_hash_it_reports(tmp_path:
     assert run.parsed_args["agent_url"] == f"ws://127.0.0.1:{port}"
 
 
+async def test_agent_that_lies_about_its_hash_fails_db_state_match(tmp_path: Path) -> None:
+    """The bot returns its final DB too: its reported hash is checked against it (issue 11 #4)."""
+    expected = attempt_module.expected_hash_of(get_eval_scenario(SCENARIO))
+    liar = double_host(default_options("agent", "text"), db_hasher=lambda db: expected)  # claims the gold hash
+    server = await serve_websocket(liar)
+    try:
+        report = await _run(_options(tmp_path / "out", agent_url=server.url, inactivity_timeout=5.0))
+    finally:
+        await server.close()
+
+    [metrics] = report.metrics
+    assert metrics["db_state_actual_hash"] == expected, "the reported hash is what the bot said"
+    assert metrics["db_state_match"] is False and metrics["is_successful"] is False
+    final_db = _read_json(report.session_dir / SCENARIO / "final_scenario_db.json")
+    assert metrics["db_hash_disagreement"] == {"reported": expected, "computed": db_hash(final_db)}
+    assert db_hash(final_db) != expected
+    [row] = await _assert_files_and_rows_agree(report)
+    assert row.metrics["db_hash_disagreement"]["computed"] == db_hash(final_db)
+
+
 # --- 7. the progress sink ------------------------------------------------------------------------
 
 
@@ -511,3 +532,49 @@ async def test_progress_sink_sees_the_run_in_order(tmp_path: Path) -> None:
         turns = [(e[2], e[3]) for e in sink.events if e[0] == "turn" and e[1] == name]
         assert turns and turns == [(t["role"], t["text"]) for t in metrics["turns"]]
     await _assert_files_and_rows_agree(report)
+
+
+# --- 8. conformance of the attempt's timing and files (issue 11 #6) ---------------------------------
+
+
+async def test_log_header_exists_from_the_start_and_duration_starts_at_the_conversation(tmp_path: Path,
+                                                                                          monkeypatch) -> None:
+    """§3.2: conversation_log.txt's header is written at step 1; scenario_duration starts at step 10,
+    so a slow setup (2 s here) is not in it."""
+    from voice.bots.host import BotHost
+
+    class SlowSetupHost(BotHost):
+        async def _apply_initialization(self, args: dict) -> dict:
+            await asyncio.sleep(2.0)
+            return await super()._apply_initialization(args)
+
+    def build(spec: PeerSpec, *, modality: str):
+        if spec.role != "agent":
+            return real_build_endpoint(spec, modality=modality)
+        double = double_host(replace(default_options("agent", "text"), modality=modality))
+        return InProcessEndpoint(SlowSetupHost(double.brain), label="slow-setup")
+
+    headers: list[str] = []
+
+    class HeaderReader(RecordingSink):
+        def turn(self, name: str, role: str, text: str) -> None:
+            if not headers:
+                headers.append((tmp_path / "out" / self.events[0][1] / name / "conversation_log.txt").read_text())
+            super().turn(name, role, text)
+
+    monkeypatch.setattr(attempt_module, "build_endpoint", build)
+    report = await _run(_options(tmp_path / "out", inactivity_timeout=5.0), progress=HeaderReader())
+
+    [metrics] = report.metrics
+    assert headers and headers[0].startswith("RTVI Evaluation Bridge - Conversation Log\n" + "=" * 80 + "\nStart Time: ")
+    final = (report.session_dir / SCENARIO / "conversation_log.txt").read_text()
+    assert final.startswith(headers[0]) and "Stop reason: [EXIT]" in final, "the full log keeps the header"
+    assert metrics["duration_seconds"] <= metrics["scenario_duration"] < metrics["duration_seconds"] + 1.0
+
+
+async def test_trials_are_told_apart_in_summary_blocks_and_csv_rows(tmp_path: Path) -> None:
+    report = await _run(_options(tmp_path, trials=2, inactivity_timeout=5.0))
+    summary = report.summary_text
+    assert f"====== {SCENARIO}__trial1 ======:" in summary and f"====== {SCENARIO}__trial2 ======:" in summary
+    rows = (report.session_dir / "all_latencies.csv").read_text().splitlines()[1:]
+    assert {row.split(",", 1)[0] for row in rows} == {f'"{SCENARIO}__trial1"', f'"{SCENARIO}__trial2"'}

@@ -36,6 +36,9 @@ class BridgeConfig:
     handshake_timeout: float = 5.0
     include_db_agent: bool = True
     """Ask the agent's summary for its final DB (this project; upstream sends false)."""
+    live_key: tuple[int, str] | None = None
+    """(run id, scenario directory name): registers a voice session for listening in while it runs
+    (voice.listen.registry); None for sessions nobody can reach."""
 
     def __post_init__(self) -> None:
         if self.modality not in ("voice", "text"):

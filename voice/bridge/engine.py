@@ -15,19 +15,17 @@ from voice.bridge.audio import Recording, resample, usable_chunk
 from voice.bridge.config import BridgeConfig
 from voice.bridge.conversation import ConversationState, other
 from voice.bridge.endpoints import PeerEndpoint
+from voice.bridge.human_turns import HumanTurnBuilder, forget_self_heard
 from voice.bridge.outcome import SessionInputs, SessionOutcome, SessionSetupError
 from voice.bridge.relay import AudioRelay
 from voice.bridge.requests import request_or_none
+from voice.bridge.taps import NO_TAP, open_tap
 from voice.bridge.setup import open_connection, prepare_bots
+from voice.bridge.stop_reasons import DISCONNECTED, EXIT, INACTIVITY_TIMEOUT, SIMULATOR_EXIT, TIMEOUT
 from voice.bridge.summary import merge_summaries, parse_context
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk, Channel, ConnectionClosed
 
-EXIT = "[EXIT]"
-SIMULATOR_EXIT = "[SIMULATOR_EXIT]"
-INACTIVITY_TIMEOUT = "[INACTIVITY_TIMEOUT]"
-TIMEOUT = "[TIMEOUT]"
-DISCONNECTED = "[DISCONNECTED]"
 WATCHDOG_PERIOD = 0.1
 PULL_MARGIN = 2.0
 """Seconds on top of the two request timeouts before a side's end-of-scenario pulls are abandoned."""
@@ -49,9 +47,9 @@ async def run_session(
 ) -> SessionOutcome:
     """Run one attempt; raises ``SessionSetupError`` when the bots cannot be set up.
 
-    ``user=None`` is scaffolding for a later human-session feature (§3.3): only the agent side
-    is set up, conversed with and pulled. The human peer itself (browser audio, user segments
-    from the agent's events, hang-up) is not implemented here.
+    ``user=None`` runs the agent side only. A user endpoint with ``human = True`` (a tester in
+    the browser, §3.3) is never set up or pulled; in voice its turns come from the agent's
+    events (§7.3), and its exit (hang-up, lost peer) ends the call under either policy.
     """
     session = _Session(scenario_inputs, agent, user, config, on_event, log)
     return await session.run()
@@ -63,12 +61,16 @@ class _Session:
                  log: Callable[[str], None] | None) -> None:
         self.inputs = inputs
         self.endpoints: dict[str, PeerEndpoint] = {"agent": agent} if user is None else {"user": user, "agent": agent}
+        self.human = user is not None and getattr(user, "human", False)
+        self.bots = {side: ep for side, ep in self.endpoints.items() if not (side == "user" and self.human)}
+        self._human_turns = HumanTurnBuilder() if self.human and config.modality == "voice" else None
         self.config = config
         self.on_event = on_event
         self._log_sink = log
         self.lines: list[str] = []
         self.channels: dict[str, Channel] = {}
         self.relays: dict[str, AudioRelay] = {}
+        self.tap = NO_TAP
         self.stop_reason: str | None = None
         self._stopped = asyncio.Event()
         self._processing = True
@@ -111,14 +113,15 @@ class _Session:
     # --- phases -----------------------------------------------------------------------------------
 
     async def run(self) -> SessionOutcome:
-        await self._setup()
-        await asyncio.sleep(self.config.effective_pause)
-        return await self._converse()
+        with open_tap(self.config.live_key, self.config.modality) as self.tap:  # listening in
+            await self._setup()
+            await asyncio.sleep(self.config.effective_pause)
+            return await self._converse()
 
     async def _setup(self) -> None:
         channels: dict[str, Channel] = {}
         try:
-            for side, endpoint in self.endpoints.items():
+            for side, endpoint in self.bots.items():
                 channels[side] = await open_connection(side, endpoint, self.config, self.log, conversation=False)
                 self.log(f"{side}: setup connection ready ({endpoint.label})")
             await prepare_bots(channels, self.inputs, self.config, self.log)
@@ -229,10 +232,13 @@ class _Session:
             return
         if rtvi.message_type(item) == "utterance" and self.config.modality == "text":
             await self._forward(other(side), item)
+        if self._human_turns is not None and side == "agent":
+            for event in self._human_turns.feed(item):
+                self.state.on_message("user", event, now)
         exited = self.state.on_message(side, item, now)
         if exited == "agent":
             self._fire(EXIT, self.config.settle)
-        elif exited == "user" and self.config.conversation_end_policy == "valid-terminal-state":
+        elif exited == "user" and (self.human or self.config.conversation_end_policy == "valid-terminal-state"):
             self._fire(SIMULATOR_EXIT, self.config.settle)
 
     def _checked_audio(self, side: str, chunk: AudioChunk) -> AudioChunk | None:
@@ -262,14 +268,14 @@ class _Session:
         channel = self.channels[side]
         relay = self.relays[side]
         try:
-            await relay.run(channel.send, forwarding=self._forwarding)
+            await relay.run(self.tap.sender(side, channel.send), forwarding=self._forwarding)
         except ConnectionClosed as exc:
             self._lost(side, str(exc))
 
     # --- end of scenario --------------------------------------------------------------------------
 
     async def _pull_all(self) -> dict[str, tuple[list, dict | None]]:
-        sides = list(self.channels)
+        sides = [side for side in self.channels if side in self.bots]
         results = await asyncio.gather(*(self._bounded_pull(side) for side in sides))
         return dict(zip(sides, results))
 
@@ -312,6 +318,8 @@ class _Session:
         final_db = agent_summary.get("db") if agent_summary else None
         state = self.state
         state.transcript.finalize_open(self.now())
+        if self.human:
+            forget_self_heard(state.transcript.turns, state.heard)
         stop_reason = self.stop_reason or TIMEOUT
         duration = self.now()
         self.log(f"conversation ended: {stop_reason}, {len(state.transcript.turns)} turns, {duration:.2f} s")
@@ -330,7 +338,7 @@ class _Session:
             user_summary=user_summary,
             agent_final_db=final_db if isinstance(final_db, dict) else None,
             agent_context=agent_context,
-            user_context=user_context if "user" in self.channels else None,
+            user_context=user_context if "user" in self.channels and "user" in self.bots else None,
             duration_seconds=duration,
             start_time_iso=start_iso,
             end_time_iso=datetime.now().isoformat(),
@@ -339,4 +347,5 @@ class _Session:
             heard=state.heard,
             bridge_log=self.lines,
             modality=self.config.modality,
+            conversation_started=self._t0,
         )

@@ -3,19 +3,21 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import NoReturn
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from scenarios.listing import format_domain_list, format_scenario_list
 from scenarios.registry import list_eval_scenarios
-from scoring.progress import TerminalProgress
-from scoring.run_options import (
+from scoring.runs.progress import TerminalProgress
+from scoring.runs.run_options import (
     OptionsError,
     add_run_arguments,
     options_from_mapping,
     validate,
 )
-from scoring.runner import RunError, run_evaluation
+from scoring.runs.runner import RunError, run_evaluation
+from voice.bridge.outcome import SessionSetupError
 
 
 class Command(BaseCommand):
@@ -41,11 +43,16 @@ class Command(BaseCommand):
             report = asyncio.run(
                 run_evaluation(options, argv=sys.argv, progress=TerminalProgress(sys.stdout))
             )
-        except RunError as exc:
-            raise CommandError(str(exc)) from exc
-        except KeyboardInterrupt as exc:
-            raise CommandError("interrupted; run the same command with --resume <TS>, where eval_<TS> is "
-                               "the session printed at the start") from exc
+        except (RunError, SessionSetupError) as exc:
+            # An operator's problem (an unreachable URL, a bot that cannot be set up): one line.
+            self._fail(str(exc))
+        except KeyboardInterrupt:
+            self._fail("interrupted; run the same command with --resume <TS>, where eval_<TS> is "
+                       "the session printed at the start")
         for warning in report.warnings:
             self.stderr.write(warning)
         self.stdout.write(f"Results: {report.session_dir}")
+
+    def _fail(self, message: str) -> NoReturn:
+        self.stderr.write(f"run_eval: error: {message}")
+        sys.exit(1)

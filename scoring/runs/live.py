@@ -12,7 +12,7 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
-from scoring.progress import ProgressSink
+from scoring.runs.progress import ProgressSink
 
 
 def run_group(run_id: int) -> str:
@@ -66,6 +66,10 @@ class ChannelsProgress:
 
     def run_finished(self, *, success_rate: float | None) -> None:
         self._send({"type": "run.finished", "success_rate": success_rate})
+
+    def run_ended(self, *, status: str, error: str) -> None:
+        """The run stopped without finishing (cancelled, interrupted, failed)."""
+        self._send({"type": "run.ended", "status": status, "error": error})
 
 
 class FanOut:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings as django_settings
 
 from scenarios.contract import EvalScenario
 from scenarios.registry import (
@@ -24,35 +26,21 @@ from scoring import resume as resume_rules
 from scoring import services
 from scoring.aggregate import SUCCESS, RunAggregator
 from scoring.artifacts_text import format_latencies_csv
-from scoring.attempt import AttemptSettings, load_final_db, run_attempt
+from scoring.runs.attempt import AttemptSettings, load_final_db
 from scoring.canonical import db_hash
-from scoring.evallog import EvalLog
+from scoring.runs.evallog import EvalLog
+from scoring.runs.executors import get_executor
+from scoring.runs.executors.base import QueueItem, RunContext, RunError, RunInterrupted
 from scoring.files import read_json, write_json, write_text_atomic
 from scoring.judge import JudgeConfig, judge_enabled, resolve_api_key
-from scoring.live import ChannelsProgress, FanOut
-from scoring.progress import NullProgress, ProgressSink
-from scoring.run_options import REDACTED, RunOptions
+from scoring.runs.live import ChannelsProgress, FanOut
+from scoring.runs.preflight import PreflightError, check_run_endpoints
+from scoring.runs.progress import NullProgress, ProgressSink
+from scoring.runs.run_options import REDACTED, RunOptions, redact_urls_in
 from scoring.summary import ProjectBlock, format_all_summary
 from voice.bridge.config import BridgeConfig
+from voice.bridge.endpoints import PeerEndpoint
 from voice.peers import PeerSpec
-
-
-class RunError(RuntimeError):
-    """An operator error or a run that cannot continue (exit 1)."""
-
-
-@dataclass(frozen=True)
-class QueueItem:
-    """One scenario (one trial of it) in queue order."""
-
-    position: int
-    scenario_name: str
-    trial: int
-    trials: int
-
-    @property
-    def dir_name(self) -> str:
-        return self.scenario_name if self.trials == 1 else f"{self.scenario_name}__trial{self.trial}"
 
 
 @dataclass
@@ -117,7 +105,7 @@ def _redacted_argv(argv: list[str], secret: str | None) -> list[str]:
             arg = f"{flag}={REDACTED}"
         elif secret and arg == secret:
             arg = REDACTED
-        redacted.append(arg)
+        redacted.append(redact_urls_in(arg))
     return redacted
 
 
@@ -145,6 +133,10 @@ def _record_invocation(session_dir: Path, options: RunOptions, argv: list[str], 
         "resolved_scenario_count": len(names),
         "resolved_scenario_names": names,
     }
+    if options.modality == "voice":
+        from voice.speech.description import speech_description
+
+        record["speech"] = speech_description()  # which TTS/ASR, and the Whisper model's sha256
     if options.resume and invocations:
         record["resumed_from_invocation"] = len(invocations) - 1
     invocations.append(record)
@@ -200,6 +192,12 @@ def _attempt_settings(options: RunOptions, scenario: EvalScenario, judge: JudgeC
     )
 
 
+def worker_attempt_settings(options: RunOptions, scenario: EvalScenario, progress: ProgressSink) -> AttemptSettings:
+    """The settings a Celery worker runs an attempt with: what the local executor uses, rebuilt
+    from the options the task carries (judge key from the worker's environment)."""
+    return _attempt_settings(options, scenario, _judge_config(options), progress)
+
+
 def null_agent_floor(names: list[str]) -> tuple[int, int]:
     """How many selected scenarios a do-nothing agent that hangs up cleanly would pass."""
     floor = 0
@@ -213,6 +211,10 @@ def null_agent_floor(names: list[str]) -> tuple[int, int]:
 
 class _Run:
     """State of one invocation; a class only to keep the long procedure readable."""
+
+    owner_id: int | None = None  # the site user who started it (web runs)
+    on_open: Callable[[int], None] | None = None  # told the run's row id as soon as it exists
+    user_endpoint: PeerEndpoint | None = None  # a human tester's live peer (scoring.runs.human_run)
 
     def __init__(self, options: RunOptions, argv: list[str], progress: ProgressSink, source: str) -> None:
         self.options = options
@@ -228,7 +230,15 @@ class _Run:
     async def execute(self) -> RunReport:
         started = time.monotonic()
         options = self.options
+        try:  # one line naming an unreachable URL, before anything is written or run
+            await check_run_endpoints(options)
+        except PreflightError as exc:
+            raise RunError(str(exc)) from None
         names = select_scenarios(options)
+        if options.executor is None:
+            options.executor = django_settings.EVASITE_EXECUTOR
+        self.executor = get_executor(options.executor)
+        self.executor.preflight(options, names)
         queue = [QueueItem(i, name, trial, options.trials)
                  for i, (name, trial) in enumerate((n, t) for n in names for t in range(1, options.trials + 1))]
         session_dir, stamp, resuming = _session_dir(options)
@@ -251,40 +261,38 @@ class _Run:
                 self._warn_judge_signals(names)
             self.run_id = (await sync_to_async(services.run_open)(
                 session_dir=session_dir, timestamp=stamp, parsed_args=options.redacted(),
-                scenario_names=names, total_scenarios=len(queue), source=self.source)).pk
+                scenario_names=names, total_scenarios=len(queue), source=self.source,
+                owner_id=self.owner_id)).pk
+            if self.on_open is not None:
+                self.on_open(self.run_id)
             self.live = ChannelsProgress(self.run_id)
+            self.display = self.progress
             self.progress = FanOut(self.progress, self.live)
             pending = self._classify(queue, resuming)
             await self._record_loaded()
             self.progress.run_started(run_label=f"eval_{stamp}", total=len(queue), already_done=self.loaded)
-            semaphore = asyncio.Semaphore(options.concurrency)
-
-            async def worker(item: QueueItem) -> None:
-                async with semaphore:
-                    await self._run_item(item, judge)
-
-            tasks = [asyncio.create_task(worker(item)) for item in pending]
-            try:
-                await asyncio.gather(*tasks)
-            except BaseException:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
+            await self.executor.run_items(self._context(stamp, judge), pending)
             report = await self._finish(queue, names, warnings)
             report.elapsed_seconds = time.monotonic() - started
             return report
         except BaseException as exc:
-            interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
-            reason = (f"interrupted; resume with --resume {stamp}" if interrupted
-                      else f"{type(exc).__name__}: {exc}")
+            interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError, RunInterrupted))
+            reason = (f"interrupted{f' ({exc})' if isinstance(exc, RunInterrupted) else ''}; "
+                      f"resume with --resume {stamp}" if interrupted
+                      else redact_urls_in(f"{type(exc).__name__}: {exc}"))
             log.write(f"Run aborted: {reason}", "ERROR")
             if self.run_id is not None:
                 try:
                     await sync_to_async(services.run_close)(
                         run_id=self.run_id, status="interrupted" if interrupted else "failed", error=reason)
+                    live = getattr(self, "live", None)
+                    if live is not None:  # watchers learn the run stopped (and can offer Resume)
+                        live.run_ended(status="interrupted" if interrupted else "failed", error=reason)
+                        await live.flush()
                 except Exception as close_error:  # never hide the original failure
                     log.write(f"Could not record the run's end: {close_error}", "ERROR")
+            if isinstance(exc, RunInterrupted):
+                raise RunInterrupted(reason) from exc  # the operator sees how to resume
             raise
         finally:
             log.close()
@@ -293,9 +301,15 @@ class _Run:
         """§3.1 step 7: load completed scenarios, move in-flight ones aside, keep the rest."""
         resume_stamp = resume_rules.timestamp(datetime.now())
         pending = []
+        busy = self.executor.busy(self.run_id, [item.dir_name for item in queue
+                                                if (self.session_dir / item.dir_name).is_dir()]) if resuming else set()
         for item in queue:
             scenario_dir = self.session_dir / item.dir_name
             state, reason = resume_rules.classify(scenario_dir, self.options.min_agent_turns)
+            if state == resume_rules.IN_FLIGHT and item.dir_name in busy:
+                self.log.write(f"{item.dir_name}: in flight on a live worker; left to it")
+                pending.append(item)
+                continue
             if state == resume_rules.COMPLETED:
                 metrics = resume_rules.read_metrics(scenario_dir)
                 metrics["scenario_directory"] = str(scenario_dir)
@@ -327,47 +341,27 @@ class _Run:
         if needing:
             self.log.warning(f"No judge configured, but these scenarios whitelist a judge signal: {', '.join(needing)}")
 
-    async def _run_item(self, item: QueueItem, judge: JudgeConfig | None) -> None:
-        """§17.2: attempts with automatic retry until one is accepted."""
-        options = self.options
-        scenario = get_eval_scenario(item.scenario_name)
-        settings = _attempt_settings(options, scenario, judge, self.progress)
-        scenario_dir = self.session_dir / item.dir_name
-        retries, reasons = 0, []
-        self.progress.scenario_started(item.dir_name)
-        self.log.write(f"{item.dir_name}: started")
-        while True:
-            attempt = await run_attempt(scenario, scenario_dir, settings, auto_retry_count=retries,
-                                        auto_retry_reasons=reasons,
-                                        trial=item.trial if item.trials > 1 else None,
-                                        label=item.dir_name)
-            reason = resume_rules.retry_reason(
-                error=attempt.error, metrics=attempt.metrics, scenario_dir=scenario_dir,
-                stale_retry=not options.no_auto_resume_on_stale,
-                retry_insufficient_turns=options.auto_resume_on_insufficient_turns,
-                min_agent_turns=options.min_agent_turns)
-            if reason is None or retries >= options.max_auto_retries:
-                if attempt.metrics is None:
-                    error = attempt.error or RunError("attempt produced no metrics")
-                    self.log.write(f"{item.dir_name}: attempt failed: {type(error).__name__}: {error}", "ERROR")
-                    raise error
-                break
-            retries += 1
-            reasons.append(reason)
-            moved = resume_rules.move_aside(
-                scenario_dir, resume_rules.autoretry_suffix(retries, datetime.now()))
-            self.log.warning(f"{item.dir_name}: attempt discarded ({reason}); moved to {moved.name}; "
-                             f"retrying in {options.auto_retry_backoff_secs}s")
-            await asyncio.sleep(options.auto_retry_backoff_secs)
-        metrics = attempt.metrics
+    def _context(self, stamp: str, judge: JudgeConfig | None) -> RunContext:
+        """What the executor works with; the display is the caller's sink, without the live group."""
+        return RunContext(
+            run_id=self.run_id, stamp=stamp, session_dir=self.session_dir, options=self.options, log=self.log,
+            progress=self.progress, display=self.display,
+            attempt_settings=lambda item, scenario, progress: self._settings_for(item, scenario, progress, judge),
+            accept=self._accept)
+
+    def _settings_for(self, item: QueueItem, scenario: EvalScenario, progress: ProgressSink,
+                      judge: JudgeConfig | None) -> AttemptSettings:
+        """One attempt's settings in this process (local executor): live peers and listen-in too."""
+        settings = _attempt_settings(self.options, scenario, judge, progress)
+        if self.run_id is not None:  # findable by the site's Listen button while it runs
+            settings.bridge = replace(settings.bridge, live_key=(self.run_id, item.dir_name))
+        settings.user_endpoint = self.user_endpoint
+        return settings
+
+    def _accept(self, item: QueueItem, metrics: dict[str, Any], scenario_dir: Path) -> None:
+        """An executor's accepted attempt of ``item``."""
         self.results[item.position] = (metrics, scenario_dir)
         self.executed += 1
-        await sync_to_async(services.scenario_result_record)(
-            run_id=self.run_id, metrics=metrics, position=item.position, trial=item.trial,
-            final_db=attempt.final_db)
-        self.log.write(f"{item.dir_name}: finished {metrics.get('stop_reason')} "
-                       f"is_successful={metrics.get('is_successful')}")
-        self.progress.scenario_finished(item.dir_name, metrics)
 
     async def _finish(self, queue: list[QueueItem], names: list[str], warnings: list[str]) -> RunReport:
         """§3.1 step 9: the run files over every queued scenario, in queue order, and the rows."""
@@ -398,6 +392,13 @@ class _Run:
 
 
 async def run_evaluation(options: RunOptions, *, argv: list[str] | None = None,
-                         progress: ProgressSink | None = None, source: str = "cli") -> RunReport:
-    """Run (or resume) an evaluation; raises RunError for operator errors."""
-    return await _Run(options, list(argv or []), progress or NullProgress(), source).execute()
+                         progress: ProgressSink | None = None, source: str = "cli",
+                         owner_id: int | None = None,
+                         on_open: Callable[[int], None] | None = None,
+                         user_endpoint: PeerEndpoint | None = None) -> RunReport:
+    """Run (or resume) an evaluation; raises RunError for operator errors.
+
+    ``user_endpoint`` puts a live peer (a human tester) on the user side of every attempt."""
+    run = _Run(options, list(argv or []), progress or NullProgress(), source)
+    run.owner_id, run.on_open, run.user_endpoint = owner_id, on_open, user_endpoint
+    return await run.execute()

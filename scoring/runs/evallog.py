@@ -5,6 +5,8 @@ import threading
 from datetime import datetime
 from pathlib import Path
 
+from scoring.runs.run_options import redact_urls_in
+
 
 class EvalLog:
     """Line-oriented, thread-safe, flushed on every line so a killed run keeps its log."""
@@ -17,7 +19,8 @@ class EvalLog:
     def write(self, message: str, level: str = "INFO") -> None:
         stamp = datetime.now().isoformat(timespec="seconds")
         with self._lock:
-            for line in str(message).splitlines() or [""]:
+            # A URL in a message (a connection error, say) may carry a pasted key.
+            for line in redact_urls_in(str(message)).splitlines() or [""]:
                 self._handle.write(f"{stamp} {level} {line}\n")
             self._handle.flush()
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from scoring.signals import POLICIES
 
 MODALITIES = ("voice", "text")
+EXECUTORS = ("local", "celery")
 REDACTED = "<redacted>"
 
 
@@ -50,7 +53,7 @@ class RunOptions:
     judge_context_system_string_limit: int | None = None
     judge_context_string_limit: int | None = None
     modality: str = "voice"
-    agent_model: str = "gold-replay"
+    agent_model: str = "listening"
     agent_llm_url: str | None = None
     agent_api_key_name: str = "AGENT_API_KEY"
     user_model: str = "scripted"
@@ -58,13 +61,59 @@ class RunOptions:
     user_api_key_name: str = "USER_API_KEY"
     concurrency: int = 1
     trials: int = 1
+    executor: str | None = None  # "local" or "celery"; None: settings.EVASITE_EXECUTOR
 
     def redacted(self) -> dict[str, Any]:
-        """Every flag value, with inline secrets replaced (run_args.json, Run rows, pages)."""
+        """Every flag value, with inline secrets replaced (run_args.json, Run rows, pages): the
+        judge key, and credentials pasted into a URL (userinfo or query string)."""
         values = asdict(self)
         if values.get("judge_api_key"):
             values["judge_api_key"] = REDACTED
+        for name in URL_FIELDS:
+            if values.get(name):
+                values[name] = redact_url(values[name])
         return values
+
+
+URL_FIELDS = ("user_url", "agent_url", "agent_llm_url", "user_llm_url", "judge_url")
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+")
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its userinfo and every query-string value replaced by ``<redacted>``: people
+    paste keys as ``https://key@host`` or ``?api_key=...``, and neither may be stored."""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
+    query = "&".join(f"{pair.split('=', 1)[0]}={REDACTED}" for pair in parts.query.split("&") if pair)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def redact_urls_in(text: str) -> str:
+    """Every URL inside ``text`` (a command-line argument, a log line) redacted like ``redact_url``."""
+    return _URL_IN_TEXT.sub(lambda match: redact_url(match.group(0)), text)
+
+
+def options_argv(options: RunOptions) -> list[str]:
+    """The ``run_eval`` command line equivalent to ``options`` (flags that differ from the
+    defaults), recorded for runs started from the site as the CLI records ``sys.argv``."""
+    argv = ["manage.py", "run_eval"]
+    defaults = RunOptions()
+    for item in fields(RunOptions):
+        value = getattr(options, item.name)
+        if value == getattr(defaults, item.name) or value is None or value is False:
+            continue
+        flag = "--" + item.name.replace("_", "-")
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, list):
+            argv += [flag, *map(str, value)]
+        else:
+            argv += [flag, str(value)]
+    return argv
 
 
 class OptionsError(ValueError):
@@ -115,6 +164,8 @@ def validate(options: RunOptions) -> None:
         raise OptionsError(f"--scenarios names a scenario more than once: {', '.join(repeated)} (use --trials)")
     if options.trials < 1:
         raise OptionsError("--trials must be >= 1")
+    if options.executor is not None and options.executor not in EXECUTORS:
+        raise OptionsError(f"--executor must be one of {', '.join(EXECUTORS)}")
     if options.output_sample_rate <= 0:
         raise OptionsError("--output-sample-rate must be > 0")
     if options.concurrency > 1 and (options.agent_url or options.user_url):
@@ -134,7 +185,7 @@ def _validate_model_slots(options: RunOptions) -> None:
         try:
             check_model_slot(role, model=model, llm_url=llm_url, api_key_name=key_name)
         except ValueError as exc:
-            raise OptionsError(f"--{role}-model: {exc}") from exc
+            raise OptionsError(f"--{role}-model: {redact_urls_in(str(exc))}") from exc
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -178,7 +229,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     a("--judge-context-system-string-limit", type=int, default=None)
     a("--judge-context-string-limit", type=int, default=None)
     a("--modality", default=d.modality, help="voice (default) or text.")
-    a("--agent-model", default=d.agent_model, help="gold-replay, null, or a model name with --agent-llm-url.")
+    a("--agent-model", default=d.agent_model, help="listening (default), gold-replay, null, or a model name with --agent-llm-url.")
     a("--agent-llm-url", default=None, help="Base URL of an OpenAI-compatible API for the agent LLM.")
     a("--agent-api-key-name", default=d.agent_api_key_name)
     a("--user-model", default=d.user_model, help="scripted, or a model name with --user-llm-url.")
@@ -186,6 +237,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     a("--user-api-key-name", default=d.user_api_key_name)
     a("--concurrency", type=int, default=d.concurrency)
     a("--trials", type=int, default=d.trials)
+    a("--executor", default=None, choices=EXECUTORS,
+      help="Where scenario attempts run: local asyncio tasks, or celery workers (default: EVASITE_EXECUTOR).")
 
 
 def options_from_mapping(values: dict[str, Any]) -> RunOptions:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,6 +16,7 @@ from scoring.files import read_json, write_json, write_text_atomic
 from scoring.metrics_builder import build_metrics
 from scoring.signals import is_action_match as action_match_verdict
 from voice.bridge.config import BridgeConfig
+from voice.bridge.endpoints import PeerEndpoint
 from voice.bridge.engine import SessionInputs, SessionOutcome, run_session
 from voice.peers import PeerSpec, build_endpoint
 
@@ -32,6 +34,8 @@ class AttemptSettings:
     strict_match: bool = False
     judge: Any = None  # scoring.judge.JudgeConfig or None
     on_turn: Callable[[str, str, str], None] | None = None
+    user_endpoint: PeerEndpoint | None = None
+    """A live user peer (a human tester's call) used instead of building one from ``user``."""
 
 
 @dataclass
@@ -77,6 +81,11 @@ async def run_attempt(
     scenario_dir.mkdir(parents=True, exist_ok=True)
     expected_hash = expected_hash_of(scenario)
     scenario.save(scenario_dir / "scenario_config", expected_db_hash=expected_hash)
+    if settings.bridge.modality == "voice":
+        _record_speech(scenario_dir / "scenario_config" / "metadata.json")
+    header_time = datetime.now().isoformat()
+    # §3.2 step 1: the log's header exists from the start; the full file keeps it as written.
+    write_text_atomic(scenario_dir / "conversation_log.txt", artifacts_text.format_conversation_log_header(header_time))
     with open(scenario_dir / "bridge_log.txt", "w", encoding="utf-8") as bridge_log:
 
         def log(line: str) -> None:
@@ -92,14 +101,15 @@ async def run_attempt(
             outcome = await run_session(
                 scenario_inputs=session_inputs(scenario),
                 agent=build_endpoint(settings.agent, modality=settings.bridge.modality),
-                user=build_endpoint(settings.user, modality=settings.bridge.modality),
+                user=settings.user_endpoint or build_endpoint(settings.user, modality=settings.bridge.modality),
                 config=settings.bridge,
                 on_event=on_event,
                 log=log,
             )
-            final_db, actual_hash = _final_state(outcome, agent_in_process=settings.agent.in_process)
-            _write_session_artifacts(scenario, scenario_dir, outcome, final_db)
-            scenario_duration = time.monotonic() - started
+            final_db, actual_hash, disagreement = _final_state(outcome, agent_in_process=settings.agent.in_process)
+            _write_session_artifacts(scenario, scenario_dir, outcome, final_db, header_time)
+            # §3.2: from just before the conversation connections to just after the artifacts.
+            scenario_duration = time.monotonic() - (outcome.conversation_started or started)
             judge_result = await _judge(settings, scenario, scenario_dir, outcome)
             metrics = build_metrics(
                 scenario_name=scenario.name,
@@ -112,6 +122,7 @@ async def run_attempt(
                 min_agent_turns=settings.min_agent_turns,
                 expected_hash=expected_hash,
                 actual_hash=actual_hash,
+                db_hash_disagreement=disagreement,
                 is_action_match=_action_match(scenario, scenario_dir, settings.strict_match),
                 judge=judge_result,
                 judge_threshold=settings.judge.threshold if settings.judge is not None else None,
@@ -129,19 +140,27 @@ async def run_attempt(
     return AttemptOutcome(metrics=metrics, final_db=final_db)
 
 
-def _final_state(outcome: SessionOutcome, *, agent_in_process: bool) -> tuple[dict | None, str | None]:
-    """The agent's final DB and the hash that is scored (harness.md §11.2): hashed here for the
-    built-in agent, as reported by the bot for a protocol agent."""
+def _final_state(outcome: SessionOutcome, *, agent_in_process: bool
+                 ) -> tuple[dict | None, str | None, dict | None]:
+    """The agent's final DB, the hash that is scored (harness.md §11.2) and, for a protocol
+    agent whose returned DB does not hash to the hash it reported, that disagreement.
+
+    Hashed here for the built-in agent; as reported by a protocol agent, but checked against
+    its DB when it sends one, so a lying bot cannot pass ``db_state_match``."""
     final_db = outcome.agent_final_db if isinstance(outcome.agent_final_db, dict) else None
     if agent_in_process:
-        return final_db, db_hash(final_db) if final_db else None
+        return final_db, db_hash(final_db) if final_db else None, None
     summary = outcome.merged_summary or {}
     reported = summary.get("db_hash")
-    return final_db, reported if isinstance(reported, str) and reported else None
+    reported = reported if isinstance(reported, str) and reported else None
+    computed = db_hash(final_db) if final_db else None
+    if reported is not None and computed is not None and computed != reported:
+        return final_db, reported, {"reported": reported, "computed": computed}
+    return final_db, reported, None
 
 
 def _write_session_artifacts(
-    scenario: EvalScenario, scenario_dir: Path, outcome: SessionOutcome, final_db: dict | None
+    scenario: EvalScenario, scenario_dir: Path, outcome: SessionOutcome, final_db: dict | None, header_time: str
 ) -> None:
     """The per-scenario files of harness.md §14.2 (metrics.json excepted)."""
     write_json(
@@ -158,7 +177,7 @@ def _write_session_artifacts(
     write_text_atomic(
         scenario_dir / "conversation_log.txt",
         artifacts_text.format_conversation_log(
-            outcome.segments, outcome.start_time_iso, outcome.end_time_iso, outcome.stop_reason
+            outcome.segments, header_time, outcome.end_time_iso, outcome.stop_reason
         ),
     )
     if outcome.segments:
@@ -191,6 +210,15 @@ def _trace_metrics(scenario_dir: Path) -> Any:
             except (OSError, ValueError):
                 return None
     return None
+
+
+def _record_speech(metadata_path: Path) -> None:
+    """Add the speech stack (TTS, STT, Whisper model and its sha256) to metadata.json."""
+    from voice.speech.description import speech_description
+
+    metadata = read_json(metadata_path)
+    metadata["speech"] = speech_description()
+    write_json(metadata_path, metadata, indent=4)
 
 
 def _key_entity_accuracy(scenario: EvalScenario, outcome: SessionOutcome, modality: str) -> dict | None:

@@ -1,0 +1,1 @@
+"""Run orchestration: options, the runner service, attempts, executors, progress."""
