@@ -9,6 +9,7 @@ import signal
 
 import pytest
 
+from tests.browser import require
 from tests.voice.speech_helpers import synthesize
 from voice.bridge.audio import resample, rms
 from voice.speech import registry
@@ -38,8 +39,8 @@ def test_piper_speaks_offline_from_bundled_voice(piper_phrase):
     assert rms(pcm) > 500
 
 
-@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
 async def test_espeak_fallback_speaks():
+    require(shutil.which("espeak-ng") is not None, "espeak-ng is not installed (scripts/setup.sh installs it)")
     pcm, rate = await synthesize(registry.make_tts("espeak"), "Change my flight, please.")
     assert rate == 24000 and len(pcm) / 2 / rate > 0.5 and rms(pcm) > 300
 
@@ -47,7 +48,9 @@ async def test_espeak_fallback_speaks():
 def test_pocketsphinx_hears_piper(piper_phrase):
     pcm, rate = piper_phrase
     text = decode_pcm(shared_decoder(), resample(pcm, rate, 16000))
-    assert text.strip()  # never the exact words: ASR is approximate
+    # Never the exact sentence (ASR is approximate), but the content words of a clear Piper phrase.
+    heard = set(text.lower().split())
+    assert {"change", "flight"} <= heard, text
 
 
 async def test_silero_vad_detects_piper_speech(piper_phrase):
