@@ -4,6 +4,7 @@ coordinators, killed or restarted mid-run. Scenarios are text modality with a sl
 passenger (tests.slow_llm), so each is "in the middle" for several seconds."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -67,6 +68,44 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait(timeout=10)
 
 
+class FaultRun:
+    """Two ready workers and every coordinator a fault test starts; all of them end with the test."""
+
+    def __init__(self, stack: CeleryStack) -> None:
+        self.stack = stack
+        self.workers = stack.workers().start(2)
+        self.processes: list[subprocess.Popen] = []
+
+    def start(self, *args: str, log_name: str) -> tuple[subprocess.Popen, Path]:
+        """A coordinator (``run_eval`` with ``args``) and the session directory it creates."""
+        before = self.stack.session_dirs()
+        proc = self.stack.run_eval(*args, log_name=log_name)
+        self.processes.append(proc)
+        return proc, new_session(self.stack, before)
+
+    def resume(self, session: Path, *args: str, log_name: str) -> subprocess.Popen:
+        """A coordinator resuming ``session`` (``run_eval --resume TS`` plus ``args``)."""
+        proc = self.stack.run_eval("--resume", session.name.removeprefix("eval_"), *args, log_name=log_name)
+        self.processes.append(proc)
+        return proc
+
+    def log(self, log_name: str) -> str:
+        return (self.stack.root / log_name).read_text()[-3000:]
+
+
+@contextlib.contextmanager
+def fault_run(stack: CeleryStack) -> Iterator[FaultRun]:
+    run = FaultRun(stack)
+    try:
+        run.workers.wait_ready()
+        yield run
+    finally:
+        for proc in run.processes:
+            if proc.poll() is None:
+                kill_group(proc)
+        run.workers.stop()
+
+
 ROWS = """
 import json
 from scoring.canonical import db_hash
@@ -88,82 +127,48 @@ def assert_complete_once(stack: CeleryStack, session: Path, names: list[str]) ->
 
 def test_worker_killed_mid_scenario_is_redelivered_and_scored_once(stack: CeleryStack, slow_flags: list[str]) -> None:
     name = SCENARIOS[0]
-    workers = stack.workers().start(2)
-    proc = None
-    try:
-        workers.wait_ready()
-        before = stack.session_dirs()
-        proc = stack.run_eval("--scenarios", name, *slow_flags, log_name="kill_worker.log")
-        session = new_session(stack, before)
+    with fault_run(stack) as run:
+        proc, session = run.start("--scenarios", name, *slow_flags, log_name="kill_worker.log")
         wait_until(lambda: (session / name / "bridge_log.txt").exists(), 60, "the scenario to start")
         time.sleep(1.0)
-        victim = next(index for index in range(2) if "received" in workers.log(index))
-        workers.kill(victim)
-        assert proc.wait(timeout=150) == 0, (stack.root / "kill_worker.log").read_text()[-3000:]
-        assert "succeeded" in workers.log(1 - victim)  # redelivered to the other worker
+        victim = next(index for index in range(2) if "received" in run.workers.log(index))
+        run.workers.kill(victim)
+        assert proc.wait(timeout=150) == 0, run.log("kill_worker.log")
+        assert "succeeded" in run.workers.log(1 - victim)  # redelivered to the other worker
         moved = sorted(session.glob(f"{name}.killed.*"))
         assert len(moved) == 1 and not (moved[0] / "metrics.json").exists()  # the dead attempt, set aside
         assert_complete_once(stack, session, [name])
-    finally:
-        if proc is not None and proc.poll() is None:
-            kill_group(proc)
-        workers.stop()
 
 
 def test_killed_coordinator_resumes_without_rerunning_finished(stack: CeleryStack, slow_flags: list[str]) -> None:
-    workers = stack.workers().start(2)
-    proc = resumed = None
-    try:
-        workers.wait_ready()
-        before = stack.session_dirs()
-        proc = stack.run_eval("--scenarios", *SCENARIOS, *slow_flags, log_name="kill_coordinator.log")
-        session = new_session(stack, before)
+    with fault_run(stack) as run:
+        proc, session = run.start("--scenarios", *SCENARIOS, *slow_flags, log_name="kill_coordinator.log")
         wait_until(lambda: list(session.glob("*/metrics.json")), 90, "a first finished scenario")
         kill_group(proc)
         finished = {path.parent.name: path.stat().st_mtime_ns for path in session.glob("*/metrics.json")}
-        resumed = stack.run_eval("--resume", session.name.removeprefix("eval_"), "--scenarios", *SCENARIOS,
-                                 *slow_flags, log_name="resume.log")
-        assert resumed.wait(timeout=150) == 0, (stack.root / "resume.log").read_text()[-3000:]
+        resumed = run.resume(session, "--scenarios", *SCENARIOS, *slow_flags, log_name="resume.log")
+        assert resumed.wait(timeout=150) == 0, run.log("resume.log")
         assert {name: (session / name / "metrics.json").stat().st_mtime_ns for name in finished} == finished
         assert not list(session.glob("*.killed.*"))  # nothing was run twice
         assert f"{len(finished)} already complete" in (stack.root / "resume.log").read_text()
         assert_complete_once(stack, session, SCENARIOS)
-    finally:
-        for process in (proc, resumed):
-            if process is not None and process.poll() is None:
-                kill_group(process)
-        workers.stop()
 
 
 def test_redis_restarted_mid_run_completes(stack: CeleryStack, slow_flags: list[str]) -> None:
-    workers = stack.workers().start(2)
-    proc = None
-    try:
-        workers.wait_ready()
-        before = stack.session_dirs()
-        proc = stack.run_eval("--scenarios", *SCENARIOS, *slow_flags, log_name="redis_restart.log")
-        session = new_session(stack, before)
+    with fault_run(stack) as run:
+        proc, session = run.start("--scenarios", *SCENARIOS, *slow_flags, log_name="redis_restart.log")
         wait_until(lambda: list(session.glob("*/bridge_log.txt")), 60, "a scenario to start")
         time.sleep(1.0)
         stack.redis.stop()
         time.sleep(3.0)
         stack.redis.start()
-        assert proc.wait(timeout=150) == 0, (stack.root / "redis_restart.log").read_text()[-3000:]
+        assert proc.wait(timeout=150) == 0, run.log("redis_restart.log")
         assert_complete_once(stack, session, SCENARIOS)
-    finally:
-        if proc is not None and proc.poll() is None:
-            kill_group(proc)
-        workers.stop()
 
 
 def test_postgres_briefly_unavailable_while_workers_record(stack: CeleryStack, slow_flags: list[str]) -> None:
-    workers = stack.workers().start(2)
-    proc = None
-    try:
-        workers.wait_ready()
-        before = stack.session_dirs()
-        proc = stack.run_eval("--scenarios", *SCENARIOS, *slow_flags, log_name="pg_outage.log")
-        session = new_session(stack, before)
+    with fault_run(stack) as run:
+        proc, session = run.start("--scenarios", *SCENARIOS, *slow_flags, log_name="pg_outage.log")
         wait_until(lambda: list(session.glob("*/bridge_log.txt")), 60, "a scenario to start")
         stack.postgres.stop()
         try:  # down for longer than a scenario takes, so a worker records while it is away
@@ -171,43 +176,29 @@ def test_postgres_briefly_unavailable_while_workers_record(stack: CeleryStack, s
             time.sleep(2.0)
         finally:
             stack.postgres.start()
-        assert proc.wait(timeout=150) == 0, (stack.root / "pg_outage.log").read_text()[-3000:]
-        assert any("database unavailable" in workers.log(index) for index in range(2))
+        assert proc.wait(timeout=150) == 0, run.log("pg_outage.log")
+        assert any("database unavailable" in run.workers.log(index) for index in range(2))
         assert_complete_once(stack, session, SCENARIOS)
-    finally:
-        if proc is not None and proc.poll() is None:
-            kill_group(proc)
-        workers.stop()
 
 
 def test_coordinator_and_workers_lost_then_local_resume(stack: CeleryStack, slow_flags: list[str]) -> None:
     """The whole machine gone: the local executor resumes a celery run, moving the dead workers'
     unfinished attempts aside and keeping the finished ones."""
-    workers = stack.workers().start(2)
-    proc = resumed = None
-    try:
-        workers.wait_ready()
-        before = stack.session_dirs()
-        proc = stack.run_eval("--scenarios", *SCENARIOS, *slow_flags, log_name="lost.log")
-        session = new_session(stack, before)
+    with fault_run(stack) as run:
+        proc, session = run.start("--scenarios", *SCENARIOS, *slow_flags, log_name="lost.log")
         wait_until(lambda: list(session.glob("*/metrics.json")), 90, "a first finished scenario")
         kill_group(proc)
         for index in range(2):
-            workers.kill(index)
+            run.workers.kill(index)
         finished = {path.parent.name: path.stat().st_mtime_ns for path in session.glob("*/metrics.json")}
         unfinished = [name for name in SCENARIOS if (session / name).is_dir() and name not in finished]
         local_flags = [flag for flag in slow_flags if flag not in ("--executor", "celery")]
-        resumed = stack.run_eval("--resume", session.name.removeprefix("eval_"), "--scenarios", *SCENARIOS,
-                                 *local_flags, "--executor", "local", "--concurrency", "3", log_name="lost_resume.log")
-        assert resumed.wait(timeout=150) == 0, (stack.root / "lost_resume.log").read_text()[-3000:]
+        resumed = run.resume(session, "--scenarios", *SCENARIOS, *local_flags, "--executor", "local",
+                             "--concurrency", "3", log_name="lost_resume.log")
+        assert resumed.wait(timeout=150) == 0, run.log("lost_resume.log")
         assert {name: (session / name / "metrics.json").stat().st_mtime_ns for name in finished} == finished
         assert sorted(path.name.split(".killed.")[0] for path in session.glob("*.killed.*")) == sorted(unfinished)
         assert_complete_once(stack, session, SCENARIOS)
-    finally:
-        for process in (proc, resumed):
-            if process is not None and process.poll() is None:
-                kill_group(process)
-        workers.stop()
 
 
 def test_no_worker_progress_ends_interrupted_and_resumes_cleanly(stack: CeleryStack) -> None:
