@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scenarios.data_root import dataset_index  # noqa: E402
 from scenarios.domains.eva_airline.gold import gold_calls  # noqa: E402
-from scoring.replay import replay_calls  # noqa: E402
+from scoring.core.replay import replay_calls  # noqa: E402
 
 
 def one_pass(ids: list[str]) -> tuple[float, int]:

@@ -140,7 +140,7 @@ LOGGING = {
     # daphne's "Listening on TCP address …" line tells operators (and the test harness) the port.
     "loggers": {"daphne.server": {"level": "INFO"}},
 }
-EVASITE_DB_HASHER = "scoring.canonical.db_hash"
+EVASITE_DB_HASHER = "scoring.core.canonical.db_hash"
 
 # pipecat's loguru output level (DEBUG floods terminals and log pipes).
 EVASITE_PIPECAT_LOG_LEVEL = env_str("EVASITE_PIPECAT_LOG_LEVEL", "WARNING")

@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from scenarios.registry import get_eval_scenario
-from scoring.files import write_json
+from scoring.core.files import write_json
 from scoring.models import Run, ScenarioResult
 from scoring.services import scenario_result_record
 from scoring.web.charts import scenario_group

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from scenarios.contract import EvalScenario
-from scoring import artifacts_text
-from scoring.canonical import db_hash
-from scoring.files import read_json, write_json, write_text_atomic
-from scoring.metrics_builder import build_metrics
-from scoring.signals import is_action_match as action_match_verdict
+from scoring.core import artifacts_text
+from scoring.core.canonical import db_hash
+from scoring.core.files import read_json, write_json, write_text_atomic
+from scoring.core.metrics_builder import build_metrics
+from scoring.core.signals import is_action_match as action_match_verdict
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import PeerEndpoint
 from voice.bridge.engine import SessionInputs, SessionOutcome, run_session
@@ -32,7 +32,7 @@ class AttemptSettings:
     inactivity_timeout: float
     min_agent_turns: int
     strict_match: bool = False
-    judge: Any = None  # scoring.judge.JudgeConfig or None
+    judge: Any = None  # scoring.core.judge.JudgeConfig or None
     on_turn: Callable[[str, str, str], None] | None = None
     user_endpoint: PeerEndpoint | None = None
     """A live user peer (a human tester's call) used instead of building one from ``user``."""
@@ -242,7 +242,7 @@ async def _judge(settings: AttemptSettings, scenario: EvalScenario, scenario_dir
     """Run the optional judge off the event loop and write ``judge_result.json``."""
     if settings.judge is None:
         return None
-    from scoring.judge import run_judge
+    from scoring.core.judge import run_judge
 
     prediction = read_json(scenario_dir / "final_agent_response.json")
     reference_path = scenario_dir / "scenario_config" / "reference_answer.json"

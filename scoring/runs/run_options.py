@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from scoring.signals import POLICIES
+from scoring.core.signals import POLICIES
 
 MODALITIES = ("voice", "text")
 EXECUTORS = ("local", "celery")

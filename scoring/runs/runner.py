@@ -22,22 +22,22 @@ from scenarios.registry import (
     list_eval_scenarios,
     scenarios_in_domain,
 )
-from scoring import resume as resume_rules
+from scoring.core import resume as resume_rules
 from scoring import services
-from scoring.aggregate import SUCCESS, RunAggregator
-from scoring.artifacts_text import format_latencies_csv
+from scoring.core.aggregate import SUCCESS, RunAggregator
+from scoring.core.artifacts_text import format_latencies_csv
 from scoring.runs.attempt import AttemptSettings, load_final_db
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from scoring.runs.evallog import EvalLog
 from scoring.runs.executors import get_executor
 from scoring.runs.executors.base import QueueItem, RunContext, RunError, RunInterrupted
-from scoring.files import read_json, write_json, write_text_atomic
-from scoring.judge import JudgeConfig, judge_enabled, resolve_api_key
+from scoring.core.files import read_json, write_json, write_text_atomic
+from scoring.core.judge import JudgeConfig, judge_enabled, resolve_api_key
 from scoring.runs.live import ChannelsProgress, FanOut
 from scoring.runs.preflight import PreflightError, check_run_endpoints
 from scoring.runs.progress import NullProgress, ProgressSink
 from scoring.runs.run_options import REDACTED, RunOptions, redact_urls_in
-from scoring.summary import ProjectBlock, format_all_summary
+from scoring.core.summary import ProjectBlock, format_all_summary
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import PeerEndpoint
 from voice.peers import PeerSpec

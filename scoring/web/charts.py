@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from scoring.latency import overall_latency_stats
+from scoring.core.latency import overall_latency_stats
 
 WIDTH = 640
 HEIGHT = 200

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from scenarios.registry import domains, get_eval_scenario_class, list_eval_scenarios
 from scoring.runs.run_options import MODALITIES, OptionsError, RunOptions, validate
-from scoring.signals import POLICIES
+from scoring.core.signals import POLICIES
 
 SCOPES = (("all", "All scenarios"), ("domain", "One domain"), ("pick", "Picked scenarios"))
 BUILTIN_AGENT_MODELS = ("gold-replay", "null", "listening")

@@ -1,5 +1,5 @@
 """Admin review helpers: the CSV export of results and re-scoring from stored metrics (the
-signal rules of ``scoring.signals``, no re-run)."""
+signal rules of ``scoring.core.signals``, no re-run)."""
 from __future__ import annotations
 
 import csv
@@ -7,7 +7,7 @@ import io
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scoring.signals import composite_fields, signal_verdicts
+from scoring.core.signals import composite_fields, signal_verdicts
 
 CSV_COLUMNS = ("run", "scenario_name", "trial", "is_successful", "is_task_successful", "db_state_match",
                "clean_exit", "stop_reason", "total_turns", "scenario_duration", "auto_retry_count",

@@ -16,10 +16,10 @@ from django.db.models import F, QuerySet
 from scenarios import data_root
 from scenarios.models import Scenario
 from scenarios.registry import get_eval_scenario, get_eval_scenario_class
-from scoring.db_diff import gold_diff
+from scoring.core.db_diff import gold_diff
 from scoring.models import Run, ScenarioResult
 from scoring.runs.run_options import REDACTED
-from scoring.signals import SIGNAL_NAMES
+from scoring.core.signals import SIGNAL_NAMES
 
 # Files a result page may link to and the artifact endpoint may serve (harness.md §14.2). Anything
 # else in the scenario directory (prompts, hashes, killed attempts) stays off the web.
@@ -332,7 +332,7 @@ def _eva_id_of(name: str) -> str:
 
 def run_charts(run: Run) -> dict[str, Any]:
     """The run page's figures: pass/fail per scenario group and the pooled latency histogram."""
-    from scoring.latency import latency_values
+    from scoring.core.latency import latency_values
     from scoring.web.charts import group_bars, latency_histogram, scenario_group
 
     outcomes, latencies = [], []

@@ -12,7 +12,7 @@ from django.urls import reverse
 from scenarios import data_root
 from scenarios.models import Scenario
 from scoring.web import selectors
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from scoring.models import Run, ScenarioResult
 
 SECRET = "sk-secret-123"

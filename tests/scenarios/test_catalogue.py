@@ -11,7 +11,7 @@ from scenarios.domains.eva_airline import scaffolds
 from scenarios.domains.eva_airline.scenario_base import EvaAirlineBaseScenario
 from scenarios.listing import format_domain_list, format_scenario_list
 from scenarios.voice_prompts import fmt, spell
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 
 SEEDS = {
     "1.1.2": ("eva_airline__voluntary_date_change", "VoluntaryDateChange"),

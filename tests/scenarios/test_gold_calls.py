@@ -10,7 +10,7 @@ from scenarios.domains.eva_airline.gold import gold_calls, gold_eva_ids
 from scenarios.domains.eva_airline.tools import (
     TOOL_NAMES, WRITE_TOOL_NAMES, ToolSession, execute_tool, result_status, tool_schemas,
 )
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 
 NO_WRITE_IDS = ("5.2.5", "7.1.1", "7.2.2", "7.2.8", "7.3.1", "7.4.1")
 ALL_IDS = sorted(dataset_index())

@@ -13,7 +13,7 @@ from scenarios import registry, selectors
 from scenarios.listing import format_domain_list, format_scenario_list
 from scenarios.models import Scenario
 from scenarios.services import scenario_mirror_sync
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 
 GOLD_HASH_112 = "d929bfc083ab92a135fd7c278fbf27100de9f05ffb77c7656d05037f86d8616b"
 INITIAL_HASH_112 = "1c8ca8c775d255dcedbcc1641eed5ea6925dc965b672302db254a9dc2c59fb16"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scenarios.data_root import initial_db
 from scenarios.domains.eva_airline.tools import TOOL_NAMES, ToolSession, execute_tool, result_status
 from scenarios.domains.eva_airline.tools.validation import TOOL_PARAMS
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 
 FIXTURES = ("1.1.2", "3.1.5", "4.2.5")
 PARAM_NAMES = sorted({spec.name for specs in TOOL_PARAMS.values() for spec in specs})

@@ -7,7 +7,7 @@ import pytest
 
 from scenarios.data_root import dataset_index, initial_db
 from scenarios.domains.eva_airline.tools import ToolSession, execute_tool, result_status
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 
 
 def expect_error(session: ToolSession, tool: str, params: dict, error_type: str) -> dict:

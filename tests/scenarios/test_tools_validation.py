@@ -8,7 +8,7 @@ import pytest
 from scenarios.data_root import initial_db
 from scenarios.domains.eva_airline.tools import ToolSession, execute_tool, result_status
 from scenarios.domains.eva_airline.tools.coercion import as_boolean, as_integer, as_number, as_string
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 
 REBOOK_1_1_2 = {
     "confirmation_number": "ZK3FFW", "journey_id": "FL_SK621_20260320", "new_journey_id": "FL_SK703_20260325",

@@ -7,7 +7,7 @@ import pytest
 
 from scenarios.data_root import expected_db, initial_db
 from scenarios.domains.eva_airline.tools import ToolSession, execute_tool, result_status
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 
 ZK = "ZK3FFW"
 OLD_1_1_2, SK703 = "FL_SK621_20260320", "FL_SK703_20260325"

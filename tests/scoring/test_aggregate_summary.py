@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from scoring import aggregate as agg
-from scoring.aggregate import RunAggregator
-from scoring.latency import latency_stats
-from scoring.summary import ProjectBlock, format_all_summary, pass_hat_k, wilson_interval
+from scoring.core import aggregate as agg
+from scoring.core.aggregate import RunAggregator
+from scoring.core.latency import latency_stats
+from scoring.core.summary import ProjectBlock, format_all_summary, pass_hat_k, wilson_interval
 
 # The complete file from harness.md §15.4, verbatim.
 WORKED_EXAMPLE = """\

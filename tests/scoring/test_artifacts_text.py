@@ -1,7 +1,7 @@
 """§14.4, §14.6, §14.7, §14.9 artifact text."""
 from __future__ import annotations
 
-from scoring.artifacts_text import (
+from scoring.core.artifacts_text import (
     adjust_segments,
     final_agent_response,
     format_conversation_log,
@@ -100,7 +100,7 @@ def test_final_agent_response() -> None:
 
 
 def test_final_agent_response_drops_records_that_are_not_objects() -> None:
-    from scoring.artifacts_text import final_agent_response
+    from scoring.core.artifacts_text import final_agent_response
 
     summary = {"actions": [{"action_type": "assign_seat"}, "garbage", 3, None, {"action_type": "x", "side": "user"}]}
     assert final_agent_response(summary, []) == [

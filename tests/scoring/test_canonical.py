@@ -9,7 +9,7 @@ import pytest
 
 from scenarios.data_root import expected_db, initial_db
 from scenarios.domains.eva_airline.tools import ToolSession, execute_tool
-from scoring.canonical import canonical_json, db_hash
+from scoring.core.canonical import canonical_json, db_hash
 
 
 # ---------------------------------------------------------------- case 54: the hash

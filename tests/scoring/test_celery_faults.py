@@ -108,7 +108,7 @@ def fault_run(stack: CeleryStack) -> Iterator[FaultRun]:
 
 ROWS = """
 import json
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from scoring.models import Run
 run = Run.objects.get(session_dir={session!r})
 rows = list(run.results.order_by("position"))

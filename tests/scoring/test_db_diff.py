@@ -1,7 +1,7 @@
 """tools.md §6.2: the structured diff, checked against the worked example and each diff type."""
 from __future__ import annotations
 
-from scoring.db_diff import db_diff, value_diff
+from scoring.core.db_diff import db_diff, value_diff
 
 
 def test_worked_example_exact() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from scoring import judge as j
+from scoring.core import judge as j
 from tests.standins import ChatCompletionsStandIn
 
 StandIn = ChatCompletionsStandIn

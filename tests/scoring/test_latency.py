@@ -1,7 +1,7 @@
 """§8 / §15.2 latency statistics."""
 from __future__ import annotations
 
-from scoring.latency import latency_stats, latency_values, overall_latency_stats
+from scoring.core.latency import latency_stats, latency_values, overall_latency_stats
 
 
 def test_formulas() -> None:

@@ -16,7 +16,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evasite.settings")
 django.setup()
 from django.db import connection
 from scoring.models import Run, ScenarioResult
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 run = Run.objects.get()
 rows = list(ScenarioResult.objects.filter(run=run).order_by("position"))
 agree = all(json.load(open(os.path.join(r.directory, "metrics.json"))) == r.metrics for r in rows)

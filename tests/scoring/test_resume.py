@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring import resume as r
+from scoring.core import resume as r
 
 
 def _scenario(root: Path, name: str, metrics: dict | str | None = None, *, context: list | None = None, bridge_log: bool = True) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from asgiref.sync import sync_to_async
 
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from scoring.models import Run, ScenarioResult
 from scoring.runs.run_options import RunOptions
 from scoring.runs.runner import RunError, run_evaluation

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring.files import read_json
+from scoring.core.files import read_json
 from scoring.runs.run_options import RunOptions
 from scoring.runs.runner import run_evaluation
 from voice.bots.models.base import tool_exchanges

@@ -26,7 +26,7 @@ from asgiref.sync import sync_to_async
 
 import scoring.runs.attempt as attempt_module
 from scenarios.registry import get_eval_scenario
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from scoring.models import Run, ScenarioResult
 from scoring.runs.run_options import REDACTED, RunOptions
 from scoring.runs.runner import RunReport, run_evaluation

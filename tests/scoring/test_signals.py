@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring import signals as s
+from scoring.core import signals as s
 
 
 # --- §9.5: every row -------------------------------------------------------------------------------

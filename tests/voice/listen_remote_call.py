@@ -10,7 +10,7 @@ from dataclasses import replace
 
 
 async def main(run_id: int, scenario: str, seconds: float) -> None:
-    from scoring.canonical import db_hash
+    from scoring.core.canonical import db_hash
     from tests.voice.test_bridge_session import INPUTS, _config
     from voice.bridge.engine import run_session
     from voice.testing.double import DoubleOptions, ScriptedTurn, double_host

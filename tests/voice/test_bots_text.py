@@ -8,7 +8,7 @@ import pytest
 
 from scenarios.data_root import initial_db
 from scenarios.registry import load_all, resolve_scenario
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from voice.bots.brain import BrainConfig
 from voice.bots.factory import build_brain
 

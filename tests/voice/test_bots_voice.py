@@ -14,7 +14,7 @@ from loguru import logger
 from scenarios.data_root import initial_db
 from scenarios.registry import load_all, resolve_scenario
 from scenarios.voice_prompts import SPELLING_WORD_LETTERS
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from voice.bots.brain import BrainConfig
 from voice.bots.factory import build_brain
 from voice.bots.models.base import BuiltinLLMService, tool_exchanges

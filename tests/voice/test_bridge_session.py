@@ -9,7 +9,7 @@ from typing import Callable
 
 import pytest
 
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import PeerEndpoint
 from voice.bridge.engine import SessionInputs, SessionOutcome, SessionSetupError, run_session

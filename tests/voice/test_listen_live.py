@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.test import AsyncClient
 
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from scoring.models import Run
 from tests.voice.listen_helpers import Listener, band_power, browser_offer
 from tests.voice.test_bridge_session import INPUTS, _config

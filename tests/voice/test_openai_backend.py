@@ -117,7 +117,7 @@ async def test_openai_backend_calls_tools_through_local_server():
 import pytest  # noqa: E402
 
 from scenarios.domains.eva_airline.tools import executor  # noqa: E402
-from scoring.canonical import db_hash  # noqa: E402
+from scoring.core.canonical import db_hash  # noqa: E402
 from tests.streaming_standin import StreamingChatStandIn, Turn  # noqa: E402
 
 _MEAL = '{"confirmation_number": "ZK3FFW", "passenger_id": "PAX001", "journey_id": "FL_SK621_20260320", "meal_type": "vegetarian"}'

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from voice.bots.host import RTVI_KEY, TOOL_DOMAIN_KEY, BotHost
 from voice.bridge.requests import RequestError, handshake, request, wait_for
 from voice.protocol import rtvi

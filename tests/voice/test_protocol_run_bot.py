@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import WebSocketEndpoint
 from voice.bridge.engine import SessionInputs, run_session

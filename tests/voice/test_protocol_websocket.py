@@ -11,7 +11,7 @@ from pipecat.frames.protobufs import frames_pb2
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import serve
 
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from tests.voice.test_bridge_session import AGENT, INPUTS, USER
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import InProcessEndpoint, WebSocketEndpoint

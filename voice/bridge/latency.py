@@ -3,7 +3,7 @@
 The reference point is the user's last *speech* frame (not the stopped-speaking event, which lags
 it by the sender's silence detection); the measurement ends at the agent's first speech frame.
 Times are bridge receive times on a monotonic clock, passed in by the caller. The statistics over
-the records are scoring's (``scoring.latency``), computed once from ``metrics.json``'s list.
+the records are scoring's (``scoring.core.latency``), computed once from ``metrics.json``'s list.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from scoring.resume import check_resume_report
+from scoring.core.resume import check_resume_report
 
 
 class Command(BaseCommand):

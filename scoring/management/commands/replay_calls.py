@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from scenarios.domains.eva_airline.gold import gold_calls
 from scenarios.registry import list_eval_scenarios, resolve_scenario
-from scoring.replay import CallsFileError, load_calls_file, replay_calls
+from scoring.core.replay import CallsFileError, load_calls_file, replay_calls
 
 
 class Command(BaseCommand):

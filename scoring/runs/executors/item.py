@@ -9,7 +9,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
-from scoring import resume as resume_rules
+from scoring.core import resume as resume_rules
 from scoring import services
 from scoring.runs.attempt import AttemptOutcome
 from scoring.runs.executors.base import QueueItem, RunError

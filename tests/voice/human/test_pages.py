@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from scoring import services
-from scoring.canonical import db_hash
+from scoring.core.canonical import db_hash
 from scoring.models import Run
 
 SEED = "eva_airline__voluntary_date_change"

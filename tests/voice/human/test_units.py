@@ -166,7 +166,7 @@ async def test_the_callers_track_hands_aiortc_contiguous_opus_packets_of_the_age
 
 def test_the_brief_tells_the_passengers_facts_and_never_the_gold():
     from scenarios.registry import get_eval_scenario
-    from scoring.canonical import db_hash
+    from scoring.core.canonical import db_hash
     from voice.human.brief import passenger_brief
 
     scenario = get_eval_scenario(SEED)

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scoring.aggregate import scenario_label
+from scoring.core.aggregate import scenario_label
 
 RULE = "=" * 80
 STOP_DETECTION_DELAY_S = 0.3  # the sender's stop-detection lag, removed from every segment end

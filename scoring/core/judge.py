@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scoring.signals import shape_normalize
-from scoring.values import is_number
+from scoring.core.signals import shape_normalize
+from scoring.core.values import is_number
 
 DEFAULT_MESSAGE_LIMIT = 40
 DEFAULT_SYSTEM_STRING_LIMIT = 2500

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scoring.latency import latency_values, overall_latency_stats
-from scoring.signals import SIGNAL_CLEAN_EXIT, agent_turn_count, is_stalled
-from scoring.values import is_int, is_number
+from scoring.core.latency import latency_values, overall_latency_stats
+from scoring.core.signals import SIGNAL_CLEAN_EXIT, agent_turn_count, is_stalled
+from scoring.core.values import is_int, is_number
 
 # Ratio buckets, in the order the summary prints them.
 SUCCESS = "success"

@@ -1,7 +1,7 @@
 """Resume and automatic-retry decisions (§16, §17) and the ``check_resume`` preview (§18).
 
 ``--resume``, the in-run retry loop and ``check_resume`` must agree on what "finished" means, so
-they all classify a directory here, with the agent-turn count of ``scoring.signals``.
+they all classify a directory here, with the agent-turn count of ``scoring.core.signals``.
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scoring.files import read_json
-from scoring.signals import STOP_DISCONNECTED, agent_turn_count, is_stalled
+from scoring.core.files import read_json
+from scoring.core.signals import STOP_DISCONNECTED, agent_turn_count, is_stalled
 
 FRESH = "fresh"
 IN_FLIGHT = "in_flight"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring.canonical import (
+from scoring.core.canonical import (
     EXCLUDED_TOP_LEVEL_KEYS,
     ORDER_INDEPENDENT_LIST_FIELDS,
     normalize,

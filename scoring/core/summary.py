@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scoring import aggregate as agg
-from scoring.aggregate import RunAggregator
-from scoring.latency import latency_stats, latency_values
-from scoring.values import is_number
+from scoring.core import aggregate as agg
+from scoring.core.aggregate import RunAggregator
+from scoring.core.latency import latency_stats, latency_values
+from scoring.core.values import is_number
 
 RULE_EQ = "=" * 80
 RULE_DASH = "-" * 80

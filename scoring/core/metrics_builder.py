@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scoring import signals
-from scoring.judge import judge_passed
-from scoring.latency import latency_stats, latency_values
+from scoring.core import signals
+from scoring.core.judge import judge_passed
+from scoring.core.latency import latency_stats, latency_values
 
 
 def build_metrics(

@@ -11,8 +11,8 @@ from typing import Any
 
 from scenarios.data_root import expected_db, initial_db
 from scenarios.domains.eva_airline.tools import ToolSession, execute_tool, result_status
-from scoring.canonical import db_hash
-from scoring.db_diff import gold_diff
+from scoring.core.canonical import db_hash
+from scoring.core.db_diff import gold_diff
 
 
 class CallsFileError(ValueError):
