@@ -13,6 +13,7 @@ from typing import Any
 from scoring.core import aggregate as agg
 from scoring.core.aggregate import RunAggregator
 from scoring.core.latency import latency_stats, latency_values
+from scoring.core.stats import pass_hat_k, wilson_interval
 from scoring.core.values import is_number
 
 RULE_EQ = "=" * 80
@@ -237,32 +238,6 @@ def _per_domain(run: RunAggregator) -> list[str]:
 
 
 # --- project block ------------------------------------------------------------------------------
-
-
-def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval for k successes in n trials (stays inside [0, 1], sane at 0 and n)."""
-    if n <= 0 or not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
-    p = k / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def pass_hat_k(successes_per_scenario: list[list[bool]], k: int) -> float:
-    """Unbiased pass^k: mean over scenarios of C(c, k) / C(n, k) (c successes of n trials)."""
-    if k < 1:
-        raise ValueError("k must be >= 1")
-    if not successes_per_scenario:
-        raise ValueError("no scenarios")
-    total = 0.0
-    for outcomes in successes_per_scenario:
-        n, c = len(outcomes), sum(bool(o) for o in outcomes)
-        if n < k:
-            raise ValueError(f"a scenario has {n} trial(s), fewer than k={k}")
-        total += math.comb(c, k) / math.comb(n, k)
-    return total / len(successes_per_scenario)
 
 
 def _project_block(run: RunAggregator, block: ProjectBlock) -> list[str]:

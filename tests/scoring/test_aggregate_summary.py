@@ -9,7 +9,7 @@ import pytest
 from scoring.core import aggregate as agg
 from scoring.core.aggregate import RunAggregator
 from scoring.core.latency import latency_stats
-from scoring.core.summary import ProjectBlock, format_all_summary, pass_hat_k, wilson_interval
+from scoring.core.summary import ProjectBlock, format_all_summary
 
 # The complete file from harness.md §15.4, verbatim.
 WORKED_EXAMPLE = """\
@@ -363,25 +363,6 @@ def test_key_entity_totals_and_trials() -> None:
 
 
 # --- project block ------------------------------------------------------------------------------
-
-
-def test_wilson_interval() -> None:
-    low, high = wilson_interval(1, 3)
-    assert round(low, 4) == 0.0615 and round(high, 4) == 0.7923
-    assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == 1.0
-    with pytest.raises(ValueError):
-        wilson_interval(0, 0)
-
-
-def test_pass_hat_k() -> None:
-    outcomes = [[True, True, False], [True, False, False], [False, False, False]]
-    assert pass_hat_k(outcomes, 1) == pytest.approx((2 / 3 + 1 / 3 + 0) / 3)
-    assert pass_hat_k(outcomes, 2) == pytest.approx((1 / 3 + 0 + 0) / 3)
-    assert pass_hat_k(outcomes, 3) == 0.0
-    with pytest.raises(ValueError):
-        pass_hat_k(outcomes, 4)
-    with pytest.raises(ValueError):
-        pass_hat_k([], 1)
 
 
 def test_project_block_appended_after_upstream_layout() -> None:
