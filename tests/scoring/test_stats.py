@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.core.stats import pass_hat_k, rate_difference, wilson_interval
+from scoring.core.stats import bootstrap_difference, pass_hat_k, rate_difference, wilson_interval
 
 
 def test_wilson_interval() -> None:
@@ -39,3 +39,15 @@ def test_rate_difference_matches_newcombe_1998() -> None:
 def test_rate_difference_of_equal_rates_straddles_zero() -> None:
     same = rate_difference(3, 5, 3, 5)
     assert same.delta == 0 and same.low < 0 < same.high and not same.excludes_zero()
+
+
+def test_bootstrap_difference_is_seeded_and_covers_a_real_shift() -> None:
+    from statistics import median
+
+    a = [1.0 + 0.01 * i for i in range(40)]
+    b = [value + 0.5 for value in a]
+    first = bootstrap_difference(a, b, median, seed=7)
+    assert first == bootstrap_difference(a, b, median, seed=7)
+    assert first.delta == pytest.approx(0.5) and first.low > 0 and first.excludes_zero()
+    flat = bootstrap_difference(a, list(a), median, seed=7)
+    assert flat.low <= 0 <= flat.high
