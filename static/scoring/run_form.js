@@ -91,7 +91,12 @@ if (form && filter && list) {
 }
 
 if (form && summary && inputs) {
-  const update = () => { summary.textContent = describe(); };
+  const confirmBox = document.getElementById("start-confirm");
+  const update = (event) => {
+    summary.textContent = describe();
+    // A confirmation asked about the fields as they were; once they change it no longer applies.
+    if (event && confirmBox) confirmBox.hidden = true;
+  };
   form.addEventListener("input", update);
   form.addEventListener("change", update);
   update();
