@@ -8,6 +8,7 @@ path.
 from __future__ import annotations
 
 import mimetypes
+from pathlib import Path
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -170,8 +171,6 @@ def result_artifact(request: HttpRequest, pk: int, name: str) -> HttpResponse:
 @require_GET
 def run_archive(request: HttpRequest, pk: int) -> FileResponse:
     """The run's session directory as ``eval_<TS>.zip``."""
-    from pathlib import Path
-
     run = _run_or_404(pk)
     session = Path(run.session_dir)
     if not session.is_dir():
