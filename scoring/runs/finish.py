@@ -2,12 +2,12 @@
 
 ``run_eval`` calls ``open_baseline`` before the run (a wrong ``--baseline`` fails in a second,
 not after an hour of calls) and ``finish_report`` after it, then exits with the code this module
-returns. The statistics and the writers live in the scoring core; this step only gathers what
-they need (the baseline's metrics, dataset ids, database diffs) and writes the files.
+returns. The flags are declared with the other run options (``scoring.runs.options.schema``).
+The statistics and the writers live in the scoring core; this step only gathers what they need
+(the baseline's metrics, dataset ids, database diffs) and writes the files.
 """
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,12 +16,13 @@ from typing import Any
 
 from scoring.core.db_diff import diff_summary, gold_diff
 from scoring.core.files import write_text_atomic
-from scoring.core.gate import DEFAULT_ALPHA, GateVerdict, NothingInCommon, attempt_verdict, evaluate, recorded_dir, scenario_and_trial
+from scoring.core.gate import GateVerdict, NothingInCommon, attempt_verdict, evaluate, recorded_dir, scenario_and_trial
 from scoring.core.gate_report import RunFigures, gate_lines, summary_markdown
 from scoring.core.junit import JUnitContext, junit_xml
 from scoring.runs.attempt import load_final_db
 from scoring.runs.baseline import StoredRun, load_run
 from scoring.runs.executors.base import RunError
+from scoring.runs.options import RunOptions
 from scoring.runs.runner import RunReport
 
 # Documented exit codes of run_eval (README, "Exit codes").
@@ -33,35 +34,12 @@ EXIT_INTERRUPTED = 130
 GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
 
-class ReportSettingsError(ValueError):
-    """A usage error in the gate's or the reports' flags (exit 2)."""
-
-
-@dataclass(frozen=True)
-class ReportSettings:
-    """The gate's and the reports' flags, whatever declares them."""
-
-    baseline: str | None = None
-    fail_on_regression: bool = False
-    alpha: float = DEFAULT_ALPHA
-    junit_xml: str | None = None
-    summary_md: str | None = None
-
-
-def check_report_settings(settings: ReportSettings) -> None:
-    """Raise ReportSettingsError for flags that cannot work together."""
-    if not (math.isfinite(settings.alpha) and 0 < settings.alpha < 1):
-        raise ReportSettingsError("--regression-alpha must be between 0 and 1 (exclusive)")
-    if settings.fail_on_regression and not settings.baseline:
-        raise ReportSettingsError("--fail-on-regression needs --baseline")
-
-
-def open_baseline(settings: ReportSettings, *, output_dir: str | Path) -> StoredRun | None:
-    """The baseline run, read before the run starts; RunError naming the flag when it is wrong."""
-    if not settings.baseline:
+def open_baseline(options: RunOptions) -> StoredRun | None:
+    """The ``--baseline`` run, read before the run starts; RunError naming the flag if wrong."""
+    if not options.baseline:
         return None
     try:
-        return load_run(settings.baseline, output_dir=output_dir)
+        return load_run(options.baseline, output_dir=options.output_dir)
     except RunError as exc:
         raise RunError(f"--baseline {exc}") from None
 
@@ -76,31 +54,33 @@ class Finished:
     verdict: GateVerdict | None = None
 
 
-def finish_report(report: RunReport, settings: ReportSettings, *, baseline: StoredRun | None,
-                  min_agent_turns: int, trials: int, environ: Mapping[str, str] | None = None) -> Finished:
-    """Gate ``report`` against ``baseline`` and write the JUnit and Markdown reports."""
+def finish_report(report: RunReport, options: RunOptions, *, baseline: StoredRun | None,
+                  environ: Mapping[str, str] | None = None) -> Finished:
+    """Gate ``report`` against ``baseline`` and write the JUnit and Markdown reports that
+    ``options`` asks for."""
     environ = os.environ if environ is None else environ
-    label = report.session_dir.name
-    figures = RunFigures.from_metrics(label, report.metrics, min_agent_turns=min_agent_turns)
+    label, min_turns = report.session_dir.name, options.min_agent_turns
+    figures = RunFigures.from_metrics(label, report.metrics, min_agent_turns=min_turns)
     done = Finished(EXIT_FINISHED)
     base_figures = None
     if baseline is not None:
         base_figures = RunFigures.from_metrics(baseline.label, baseline.metrics, min_agent_turns=baseline.min_agent_turns)
         try:
-            done.verdict = evaluate(base_figures.verdicts, figures.verdicts, alpha=settings.alpha)
+            done.verdict = evaluate(base_figures.verdicts, figures.verdicts, alpha=options.regression_alpha)
         except NothingInCommon as exc:
             done.errors.append(f"--baseline {baseline.label}: {exc}; nothing to gate on")
-            if settings.fail_on_regression:
+            if options.fail_on_regression:
                 done.exit_code = EXIT_ERROR  # a gate that compared nothing must not pass
         else:
             done.lines += gate_lines(done.verdict, baseline.label)
-            if done.verdict.regression and settings.fail_on_regression:
+            if done.verdict.regression and options.fail_on_regression:
                 done.exit_code = EXIT_REGRESSION
-    if settings.junit_xml:
-        context = JUnitContext(f"evasite {label}", min_agent_turns=min_agent_turns, trials=trials,
-                               eva_ids=_eva_ids(report.metrics), db_diffs=_db_diffs(report.metrics, min_agent_turns))
-        done.lines.append(f"JUnit report: {_write(settings.junit_xml, junit_xml(report.metrics, context))}")
-    markdown_path, append = (settings.summary_md, False) if settings.summary_md else (environ.get(GITHUB_STEP_SUMMARY), True)
+    if options.junit_xml:
+        context = JUnitContext(f"evasite {label}", min_agent_turns=min_turns, trials=options.trials,
+                               eva_ids=_eva_ids(report.metrics), db_diffs=_db_diffs(report.metrics, min_turns))
+        done.lines.append(f"JUnit report: {_write(options.junit_xml, junit_xml(report.metrics, context))}")
+    markdown_path, append = ((options.summary_md, False) if options.summary_md
+                             else (environ.get(GITHUB_STEP_SUMMARY), True))
     if markdown_path:
         text = summary_markdown(figures, baseline=base_figures if done.verdict else None, verdict=done.verdict)
         done.lines.append(f"Markdown summary: {_write(markdown_path, text, append=append)}")

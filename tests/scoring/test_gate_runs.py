@@ -13,17 +13,8 @@ from django.core.management import call_command
 from junitparser import Failure, JUnitXml
 
 from scoring.runs.baseline import RunNotFound, load_run
-from scoring.runs.finish import (
-    EXIT_ERROR,
-    EXIT_FINISHED,
-    EXIT_REGRESSION,
-    ReportSettings,
-    ReportSettingsError,
-    check_report_settings,
-    finish_report,
-    open_baseline,
-)
-from scoring.runs.run_options import RunOptions
+from scoring.runs.finish import EXIT_ERROR, EXIT_FINISHED, EXIT_REGRESSION, finish_report, open_baseline
+from scoring.runs.options import OptionsError, RunOptions, validate
 from scoring.runs.runner import RunError, run_evaluation
 
 FIVE = ["eva_airline__voluntary_date_change", "eva_airline__1_1_3", "eva_airline__2_1_2",
@@ -36,9 +27,10 @@ async def _run(out: Path, agent: str = "gold-replay", trials: int = 1, scenarios
     return await run_evaluation(options)
 
 
-def _finish(report, settings: ReportSettings, out: Path, trials: int = 1, environ=None):
-    baseline = open_baseline(settings, output_dir=out)
-    return finish_report(report, settings, baseline=baseline, min_agent_turns=3, trials=trials,
+def _finish(report, out: Path, *, trials: int = 1, environ=None, **gate):
+    """The command's finish step with gate flags ``gate`` (and the run's own settings)."""
+    options = RunOptions(output_dir=str(out), trials=trials, modality="text", **gate)
+    return finish_report(report, options, baseline=open_baseline(options),
                          environ=environ if environ is not None else {})
 
 
@@ -47,9 +39,8 @@ async def test_gold_baseline_against_the_null_agent_is_a_regression(tmp_path: Pa
     gold = await _run(tmp_path)
     null = await _run(tmp_path, agent="null")
     junit, markdown = tmp_path / "reports" / "junit.xml", tmp_path / "summary.md"
-    settings = ReportSettings(baseline=gold.session_dir.name.removeprefix("eval_"), fail_on_regression=True,
-                              junit_xml=str(junit), summary_md=str(markdown))
-    done = await sync_to_async(_finish)(null, settings, tmp_path)
+    done = await sync_to_async(_finish)(null, tmp_path, baseline=gold.session_dir.name.removeprefix("eval_"),
+                                        fail_on_regression=True, junit_xml=str(junit), summary_md=str(markdown))
 
     assert done.exit_code == EXIT_REGRESSION and done.verdict is not None and done.verdict.regression
     assert done.lines[0] == f"Baseline {gold.session_dir.name}: 5 scenario(s) in common, 1 trial(s) each"
@@ -84,8 +75,8 @@ async def test_gold_against_gold_passes_and_baselines_resolve_every_way(tmp_path
     for reference in (str(first.session_dir), first.session_dir.name, str(first.run_id)):
         summary = tmp_path / "step_summary.md"
         summary.write_text("earlier step\n")
-        done = await sync_to_async(_finish)(second, ReportSettings(baseline=reference, fail_on_regression=True),
-                                            tmp_path, environ={"GITHUB_STEP_SUMMARY": str(summary)})
+        done = await sync_to_async(_finish)(second, tmp_path, baseline=reference, fail_on_regression=True,
+                                            environ={"GITHUB_STEP_SUMMARY": str(summary)})
         assert done.exit_code == EXIT_FINISHED, (reference, done.lines, done.errors)
         assert "Gate: no regression at α = 0.05" in done.lines
         assert summary.read_text().startswith("earlier step\n### evasite: ")  # appended, as GitHub expects
@@ -102,8 +93,7 @@ async def test_a_baseline_whose_directory_is_gone_is_read_from_its_rows(tmp_path
     gold.session_dir.rename(moved)
     stored = await sync_to_async(load_run)(str(gold.run_id), output_dir=tmp_path / "a")
     assert stored.read_from == "rows" and stored.session_dir is None and len(stored.metrics) == 5
-    done = await sync_to_async(_finish)(null, ReportSettings(baseline=str(gold.run_id), fail_on_regression=True),
-                                        tmp_path)
+    done = await sync_to_async(_finish)(null, tmp_path, baseline=str(gold.run_id), fail_on_regression=True)
     assert done.exit_code == EXIT_REGRESSION
 
 
@@ -116,8 +106,8 @@ async def test_a_one_scenario_flip_on_three_trials_is_not_a_regression(tmp_path:
     metrics.update(is_successful=True, is_task_successful=True, db_state_match=True)
     flipped.write_text(json.dumps(metrics))
     run = await _run(tmp_path, agent="null", trials=3)
-    done = await sync_to_async(_finish)(run, ReportSettings(baseline=str(baseline.session_dir), fail_on_regression=True),
-                                        tmp_path, trials=3)
+    done = await sync_to_async(_finish)(run, tmp_path, trials=3, baseline=str(baseline.session_dir),
+                                        fail_on_regression=True)
     assert done.exit_code == EXIT_FINISHED, done.lines
     assert done.lines[0].endswith("5 scenario(s) in common, 3 trial(s) each")
     assert f"  Fewer passes (1): {FIVE[0]} 1/3 → 0/3" in done.lines
@@ -136,16 +126,15 @@ async def test_a_one_scenario_flip_on_three_trials_is_not_a_regression(tmp_path:
 @pytest.mark.django_db(transaction=True)
 async def test_wrong_baselines_and_flags_are_refused_before_anything_runs(tmp_path: Path) -> None:
     with pytest.raises(RunError, match="--baseline 19990101_000000: no such run"):
-        await sync_to_async(open_baseline)(ReportSettings(baseline="19990101_000000"), output_dir=tmp_path)
+        await sync_to_async(open_baseline)(RunOptions(baseline="19990101_000000", output_dir=str(tmp_path)))
     with pytest.raises(RunNotFound, match="not a session directory, a timestamp"):
         await sync_to_async(load_run)("yesterday", output_dir=tmp_path)
-    with pytest.raises(ReportSettingsError, match="--fail-on-regression needs --baseline"):
-        check_report_settings(ReportSettings(fail_on_regression=True))
-    with pytest.raises(ReportSettingsError, match="--regression-alpha must be between 0 and 1"):
-        check_report_settings(ReportSettings(baseline="x", alpha=1.5))
+    with pytest.raises(OptionsError, match="--fail-on-regression needs --baseline"):
+        validate(RunOptions(modality="text", fail_on_regression=True))
+    with pytest.raises(OptionsError, match="--regression-alpha must be <= 0.5"):
+        validate(RunOptions(modality="text", baseline="x", regression_alpha=0.9))
     # A baseline with nothing in common cannot pass a gate.
     other = await _run(tmp_path, scenarios=["eva_airline__5_1_3"])
     run = await _run(tmp_path, scenarios=FIVE[:1])
-    done = await sync_to_async(_finish)(run, ReportSettings(baseline=str(other.session_dir), fail_on_regression=True),
-                                        tmp_path)
+    done = await sync_to_async(_finish)(run, tmp_path, baseline=str(other.session_dir), fail_on_regression=True)
     assert done.exit_code == EXIT_ERROR and "share no scored scenario trial" in done.errors[0]
