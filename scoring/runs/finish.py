@@ -50,7 +50,8 @@ class Finished:
 
     exit_code: int
     lines: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    """Whole stderr lines (``run_eval: error: …`` or ``run_eval: warning: …``)."""
     verdict: GateVerdict | None = None
 
 
@@ -68,9 +69,10 @@ def finish_report(report: RunReport, options: RunOptions, *, baseline: StoredRun
         try:
             done.verdict = evaluate(base_figures.verdicts, figures.verdicts, alpha=options.regression_alpha)
         except NothingInCommon as exc:
-            done.errors.append(f"--baseline {baseline.label}: {exc}; nothing to gate on")
             if options.fail_on_regression:
                 done.exit_code = EXIT_ERROR  # a gate that compared nothing must not pass
+            level = "error" if done.exit_code else "warning"
+            done.notices.append(f"run_eval: {level}: --baseline {baseline.label}: {exc}; nothing to gate on")
         else:
             done.lines += gate_lines(done.verdict, baseline.label)
             if done.verdict.regression and options.fail_on_regression:

@@ -77,7 +77,7 @@ async def test_gold_against_gold_passes_and_baselines_resolve_every_way(tmp_path
         summary.write_text("earlier step\n")
         done = await sync_to_async(_finish)(second, tmp_path, baseline=reference, fail_on_regression=True,
                                             environ={"GITHUB_STEP_SUMMARY": str(summary)})
-        assert done.exit_code == EXIT_FINISHED, (reference, done.lines, done.errors)
+        assert done.exit_code == EXIT_FINISHED, (reference, done.lines, done.notices)
         assert "Gate: no regression at α = 0.05" in done.lines
         assert summary.read_text().startswith("earlier step\n### evasite: ")  # appended, as GitHub expects
     stored = await sync_to_async(load_run)(str(first.run_id), output_dir=tmp_path)
@@ -137,4 +137,8 @@ async def test_wrong_baselines_and_flags_are_refused_before_anything_runs(tmp_pa
     other = await _run(tmp_path, scenarios=["eva_airline__5_1_3"])
     run = await _run(tmp_path, scenarios=FIVE[:1])
     done = await sync_to_async(_finish)(run, tmp_path, baseline=str(other.session_dir), fail_on_regression=True)
-    assert done.exit_code == EXIT_ERROR and "share no scored scenario trial" in done.errors[0]
+    assert done.exit_code == EXIT_ERROR and done.notices == [
+        f"run_eval: error: --baseline {other.session_dir.name}: the run and the baseline share no scored "
+        "scenario trial; nothing to gate on"]
+    told = await sync_to_async(_finish)(run, tmp_path, baseline=str(other.session_dir))
+    assert told.exit_code == EXIT_FINISHED and told.notices[0].startswith("run_eval: warning: --baseline ")

@@ -55,8 +55,8 @@ class Command(BaseCommand):
         done = finish_report(report, options, baseline=baseline)
         for line in done.lines:
             self.stdout.write(line)
-        for error in done.errors:
-            self.stderr.write(f"run_eval: error: {error}")
+        for notice in done.notices:
+            self.stderr.write(notice)
         if done.exit_code:
             sys.exit(done.exit_code)
 
