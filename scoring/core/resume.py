@@ -148,7 +148,8 @@ def _agent_spoke(metrics: Mapping[str, Any]) -> bool:
 # --- §18 ----------------------------------------------------------------------------------------
 
 
-def _scenario_dirs(eval_dir: Path) -> list[Path]:
+def scenario_dirs(eval_dir: Path) -> list[Path]:
+    """A session's scenario directories (§18 walk: sorted, moved-aside attempts left out)."""
     dirs = []
     for entry in sorted(eval_dir.iterdir(), key=lambda p: p.name):
         if not entry.is_dir() or KILLED_INFIX in entry.name or entry.name == KILLED_MARKER:
@@ -178,7 +179,7 @@ def check_resume_report(eval_dir: Path, min_agent_turns: int) -> str:
     retried: list[str] = []
     fresh: list[str] = []
     completed = 0
-    for scenario_dir in _scenario_dirs(eval_dir):
+    for scenario_dir in scenario_dirs(eval_dir):
         state, reason = classify(scenario_dir, min_agent_turns)
         retries, reasons = _retry_info(scenario_dir)
         if state == IN_FLIGHT:

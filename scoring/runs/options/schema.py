@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any
 
+from scoring.core.gate import DEFAULT_ALPHA
 from scoring.core.signals import POLICIES
 from scoring.runs.options.redaction import REDACTED, redact_url
 from voice.modality import MODALITIES
@@ -138,6 +139,15 @@ class RunOptions:
     executor: str | None = option(None, choices=EXECUTORS,
                                   help="Where attempts run: local asyncio tasks or celery workers "
                                        "(default: EVASITE_EXECUTOR).")
+    # The release gate and the CI reports, applied after the run (scoring.runs.finish).
+    baseline: str | None = option(None, metavar="RUN",
+                                  help="Compare the run with this one: its timestamp, run id or session directory.")
+    fail_on_regression: bool = option(False, kind=bool, help="Exit 3 when the gate finds a regression against --baseline.")
+    regression_alpha: float = option(DEFAULT_ALPHA, kind=float, above=0, high=0.5,
+                                     help="Significance level of the gate's tests.")
+    junit_xml: str | None = option(None, metavar="PATH", help="Write a JUnit XML report, one case per scenario × trial.")
+    summary_md: str | None = option(None, metavar="PATH",
+                                    help="Write a Markdown summary (without it: appended to $GITHUB_STEP_SUMMARY if set).")
 
     def redacted(self) -> dict[str, Any]:
         """Every option's value as stored (run_args.json, Run rows, pages): inline secrets and

@@ -23,6 +23,8 @@ def validate(options: RunOptions, *, limits: Limits | None = None) -> None:
     repeated = sorted({name for name in options.scenarios if options.scenarios.count(name) > 1})
     if repeated:
         raise OptionsError(f"--scenarios names a scenario more than once: {', '.join(repeated)} (use --trials)")
+    if options.fail_on_regression and not options.baseline:
+        raise OptionsError("--fail-on-regression needs --baseline (the run to compare with)")
     if options.concurrency > 1 and (options.agent_url or options.user_url):
         raise OptionsError("--concurrency > 1 cannot be used with --agent-url/--user-url (single-client bot servers)")
     attempts = selected_count(options) * options.trials
