@@ -1,0 +1,86 @@
+"""The audio-condition contract (team.md) and the few helpers every condition shares.
+
+A condition is a pure PCM transform: 16-bit little-endian mono in, the same number of samples
+out, stateful per stream and seeded at construction, so the same seed over the same audio gives
+the same bytes. No Django and no pipecat here: the engine calls ``process`` on each relayed
+chunk, and tests and benches call it on plain arrays.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+FULL_SCALE = 32768.0
+"""s16le full scale: dBov levels are relative to a full-scale square wave (power 1.0 here)."""
+
+
+@runtime_checkable
+class AudioCondition(Protocol):
+    """What the engine applies, one instance per direction, to audio on its way to the hearer."""
+
+    def process(self, pcm: bytes, sample_rate: int) -> bytes:
+        """Transform one chunk; returns exactly as many samples as it was given."""
+        ...
+
+
+def pcm_to_float(pcm: bytes) -> np.ndarray:
+    """s16le bytes (a trailing odd byte is ignored) as float64 samples in [-1, 1)."""
+    usable = len(pcm) - len(pcm) % 2
+    return np.frombuffer(pcm[:usable], dtype="<i2").astype(np.float64) / FULL_SCALE
+
+
+def float_to_pcm(samples: np.ndarray) -> bytes:
+    """Float samples back to s16le, rounded and saturated (never wrapped) at full scale."""
+    scaled = np.clip(np.rint(np.asarray(samples, dtype=np.float64) * FULL_SCALE), -32768, 32767)
+    return scaled.astype("<i2").tobytes()
+
+
+def derive_seed(base_seed: int, *parts: str) -> int:
+    """A 64-bit seed from a base seed and names (stream, direction, condition kind).
+
+    Why not ``hash()``: Python salts string hashes per process, and a run must reproduce
+    in another process, on a Celery worker, or on resume.
+    """
+    digest = hashlib.sha256(repr((int(base_seed), *map(str, parts))).encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+class Passthrough:
+    """``clean``: hands every chunk back untouched (so the engine needs no special case)."""
+
+    def process(self, pcm: bytes, sample_rate: int) -> bytes:
+        return pcm
+
+
+class Chain:
+    """Several conditions applied in order (``noise:snr=10+phone``: a noisy room on a phone line)."""
+
+    def __init__(self, conditions: Sequence[AudioCondition]) -> None:
+        self.conditions = tuple(conditions)
+
+    def process(self, pcm: bytes, sample_rate: int) -> bytes:
+        for condition in self.conditions:
+            pcm = condition.process(pcm, sample_rate)
+        return pcm
+
+
+class PerRateState:
+    """Mixin for conditions whose filters depend on the sample rate: rebuilt when it changes.
+
+    Why: a peer may change its rate mid-call (rare, but the bridge accepts it); the stream's
+    state then restarts instead of filtering 24 kHz audio with 16 kHz coefficients.
+    """
+
+    _rate: int = 0
+
+    def _ensure_rate(self, sample_rate: int) -> None:
+        if sample_rate != self._rate:
+            if sample_rate <= 0:
+                raise ValueError(f"sample rate must be positive, got {sample_rate}")
+            self._rate = sample_rate
+            self._setup(sample_rate)
+
+    def _setup(self, sample_rate: int) -> None:  # pragma: no cover - each condition defines it
+        raise NotImplementedError
