@@ -306,3 +306,14 @@ def test_speaker_side_conditions_say_how_to_build_the_passenger_tts() -> None:
     barge = parse_condition("barge-in:after=3s").barge_in
     assert barge is not None and barge.after_s == 3.0
     assert parse_condition("phone").barge_in is None
+
+
+def test_prepare_builds_ahead_so_the_first_frame_is_cheap() -> None:
+    from voice.conditions import prepare
+
+    condition = parse_condition("noise:babble:snr=5+phone:loss=5%").audio_for("agent", stream="x")
+    prepare(condition, RATE)
+    assert all(part._rate == RATE for part in condition.conditions)
+    prepare(Passthrough(), RATE)  # a no-op, never an error
+    frame = float_to_pcm(tone(300, 0.02))
+    assert len(condition.process(frame, RATE)) == len(frame)

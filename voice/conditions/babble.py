@@ -154,11 +154,26 @@ def _evened(loop: np.ndarray, rate: int, window_s: float = 0.5) -> np.ndarray:
 
 @functools.lru_cache(maxsize=4)
 def babble_loop(rate: int) -> np.ndarray:
-    """A seamless loop of all talkers at equal active level, unit mean power, at ``rate``.
+    """A seamless loop of all talkers at equal active level, unit mean power, at ``rate``
+    (cached on disk per rate beside the talkers: mixing and resampling take about a second)."""
+    path = _cache_dir() / f"loop-{_table_key()}-{int(rate)}.npy"
+    if path.is_file():
+        loop = np.load(path).astype(np.float64)
+    else:
+        loop = _mixed(rate)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.parent / f".{path.name}.{os.getpid()}.partial.npy"
+        np.save(partial, loop.astype(np.float32))
+        os.replace(partial, path)
+        loop = loop.astype(np.float32).astype(np.float64)  # the same samples as a cached read
+    loop.setflags(write=False)  # shared between streams through the cache
+    return loop
 
-    Each track is padded with silence to the longest and circularly offset by a fixed fraction,
-    so the loop wraps without a click and talkers start and stop at different moments.
-    """
+
+def _mixed(rate: int) -> np.ndarray:
+    """All talkers mixed at ``rate``. Each track is padded with silence to the longest and
+    circularly offset by a fixed fraction, so the loop wraps without a click and talkers start
+    and stop at different moments."""
     tracks = talker_tracks()
     length = max(track.size for track in tracks)
     mix = np.zeros(length)
@@ -168,6 +183,4 @@ def babble_loop(rate: int) -> np.ndarray:
         mix += np.roll(padded, int(length * index / len(tracks)))
     at_rate = resample_once(mix, ESPEAK_RATE, rate)
     at_rate = _evened(at_rate, rate)
-    at_rate = at_rate / np.sqrt(np.mean(at_rate * at_rate))
-    at_rate.setflags(write=False)  # shared between streams through the cache
-    return at_rate
+    return at_rate / np.sqrt(np.mean(at_rate * at_rate))

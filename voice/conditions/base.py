@@ -47,11 +47,26 @@ def derive_seed(base_seed: int, *parts: str) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
+def prepare(condition: AudioCondition, sample_rate: int) -> None:
+    """Build a condition's filters and noise loop for ``sample_rate`` now, if it has any.
+
+    Why: conditions build lazily on their first chunk (only then is the rate known), and the
+    first build takes 10 ms to a few seconds (babble at 48 kHz, first time on a machine). The
+    engine should call this before the call starts, off the event loop (``asyncio.to_thread``),
+    so the first relayed frame costs what the others do."""
+    ready = getattr(condition, "prepare", None)
+    if callable(ready):
+        ready(sample_rate)
+
+
 class Passthrough:
     """``clean``: hands every chunk back untouched (so the engine needs no special case)."""
 
     def process(self, pcm: bytes, sample_rate: int) -> bytes:
         return pcm
+
+    def prepare(self, sample_rate: int) -> None:
+        return None
 
 
 class Chain:
@@ -65,6 +80,10 @@ class Chain:
             pcm = condition.process(pcm, sample_rate)
         return pcm
 
+    def prepare(self, sample_rate: int) -> None:
+        for condition in self.conditions:
+            prepare(condition, sample_rate)
+
 
 class PerRateState:
     """Mixin for conditions whose filters depend on the sample rate: rebuilt when it changes.
@@ -74,6 +93,10 @@ class PerRateState:
     """
 
     _rate: int = 0
+
+    def prepare(self, sample_rate: int) -> None:
+        """Build the state for ``sample_rate`` ahead of the first chunk (see ``prepare``)."""
+        self._ensure_rate(sample_rate)
 
     def _ensure_rate(self, sample_rate: int) -> None:
         if sample_rate != self._rate:
