@@ -317,3 +317,24 @@ def test_prepare_builds_ahead_so_the_first_frame_is_cheap() -> None:
     prepare(Passthrough(), RATE)  # a no-op, never an error
     frame = float_to_pcm(tone(300, 0.02))
     assert len(condition.process(frame, RATE)) == len(frame)
+
+
+def test_an_odd_trailing_byte_keeps_the_length() -> None:
+    chunk = float_to_pcm(tone(500, 0.02)) + b"\x01"
+    for condition in (Noise(seed=1), PhoneLine(seed=1)):
+        assert len(condition.process(chunk, RATE)) == len(chunk)
+
+
+def test_audio_conditions_map_each_hearing_side_for_the_engine() -> None:
+    assert parse_condition("clean").audio_conditions() == {}
+    assert parse_condition("rate:1.3").audio_conditions() == {}
+    both = parse_condition("phone+noise:snr=5:to=user").audio_conditions(stream="s")
+    assert isinstance(both["agent"], PhoneLine) and isinstance(both["user"], Noise)
+
+
+@pytest.mark.parametrize(("spec", "key", "value"), [
+    ("phone:jitter=0.02s", "jitter", 20.0), ("phone:jitter=20", "jitter", 20.0),
+    ("barge-in:after=1500ms", "after", 1.5), ("noise:snr=5dB", "snr", 5.0), ("phone:loss=2.5%", "loss", 2.5),
+])
+def test_units_are_read_with_their_suffixes(spec: str, key: str, value: float) -> None:
+    assert parse_condition(spec).parts[0][key] == pytest.approx(value)

@@ -37,6 +37,12 @@ def float_to_pcm(samples: np.ndarray) -> bytes:
     return scaled.astype("<i2").tobytes()
 
 
+def same_length(out: bytes, pcm: bytes) -> bytes:
+    """``out`` with ``pcm``'s odd trailing byte put back: half a sample is not audio to change,
+    but the contract is as many bytes out as in."""
+    return out + pcm[-1:] if len(pcm) % 2 else out
+
+
 def derive_seed(base_seed: int, *parts: str) -> int:
     """A 64-bit seed from a base seed and names (stream, direction, condition kind).
 

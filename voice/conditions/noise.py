@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from voice.conditions.base import PerRateState, derive_seed, float_to_pcm, pcm_to_float
+from voice.conditions.base import PerRateState, derive_seed, float_to_pcm, pcm_to_float, same_length
 from voice.conditions.levels import ActiveLevelTracker
 
 NOISE_TYPES = ("white", "pink", "babble")
@@ -80,4 +80,4 @@ class Noise(PerRateState):
         gain = np.sqrt(self._tracker.level / self._snr)
         out = speech + gain * self._next_noise(speech.size)
         self._tracker.update(speech)
-        return float_to_pcm(out)
+        return same_length(float_to_pcm(out), pcm)

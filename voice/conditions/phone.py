@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from voice.conditions import g711
-from voice.conditions.base import PerRateState, derive_seed, float_to_pcm, pcm_to_float
+from voice.conditions.base import PerRateState, derive_seed, float_to_pcm, pcm_to_float, same_length
 from voice.conditions.dsp import RationalResampler, SampleFifo, StreamingFIR, bandpass, kaiser_taps
 
 LINE_RATE = 8000
@@ -121,4 +121,4 @@ class PhoneLine(PerRateState):
         self._pending = self._pending[whole * PACKET:]
         if carried:
             self._fifo.push(self._up(np.concatenate(carried)))
-        return float_to_pcm(self._fifo.pop(x.size))
+        return same_length(float_to_pcm(self._fifo.pop(x.size)), pcm)

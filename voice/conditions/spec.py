@@ -74,11 +74,29 @@ AUDIO_KINDS = ("noise", "phone")
 SPEAKER_KINDS = ("rate", "voice")
 
 
-def _number(text: str) -> float:
+UNIT_SUFFIXES: dict[str, tuple[tuple[str, float], ...]] = {
+    "db": (("db", 1.0),),
+    "percent": (("%", 1.0),),
+    "ms": (("ms", 1.0), ("s", 1000.0)),
+    "s": (("ms", 0.001), ("s", 1.0)),
+    "factor": (("x", 1.0),),
+}
+"""Suffixes a number may carry, and what each multiplies it by (into the parameter's unit)."""
+UNIT_WORDS = {"db": "a number of dB", "percent": "a percentage such as 5%", "ms": "a duration such as 20ms",
+              "s": "a duration such as 2s", "factor": "a number such as 1.3"}
+
+
+def _number(text: str, unit: str) -> float:
+    """``text`` as a finite number in ``unit``, after its suffix (``20ms``, ``2s``, ``5%``)."""
+    scale = 1.0
+    for suffix, factor in UNIT_SUFFIXES[unit]:
+        if text.endswith(suffix):
+            text, scale = text[: -len(suffix)], factor
+            break
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError
-    return value
+        raise ValueError(text)
+    return value * scale
 
 
 def _read(param: Param, raw: str) -> Any:
@@ -93,22 +111,10 @@ def _read(param: Param, raw: str) -> Any:
             raise ValueError(f"{param.key} must be a whole number, got {raw!r}")
         value: float = int(text)
     else:
-        scale, shown = 1.0, {"db": "a number of dB", "percent": "a percentage such as 5%", "ms": "a duration such as 20ms",
-                             "s": "a duration such as 2s", "factor": "a number such as 1.3"}[param.unit]
-        if param.unit == "percent":
-            text = text.removesuffix("%")
-        elif param.unit == "db":
-            text = text.removesuffix("db")
-        elif param.unit == "ms":
-            text, scale = (text[:-2], 1.0) if text.endswith("ms") else (text[:-1], 1000.0) if text.endswith("s") else (text, 1.0)
-        elif param.unit == "s":
-            text, scale = (text[:-2], 0.001) if text.endswith("ms") else (text[:-1], 1.0) if text.endswith("s") else (text, 1.0)
-        elif param.unit == "factor":
-            text = text.removesuffix("x")
         try:
-            value = _number(text) * scale
+            value = _number(text, param.unit)
         except ValueError:
-            raise ValueError(f"{param.key} must be {shown}, got {raw!r}") from None
+            raise ValueError(f"{param.key} must be {UNIT_WORDS[param.unit]}, got {raw!r}") from None
     if not param.low <= value <= param.high:
         raise ValueError(f"{param.key} must be between {_show(param, param.low)} and {_show(param, param.high)}, "
                          f"got {_show(param, value)}")
@@ -198,6 +204,11 @@ class Condition:
         if not chain:
             return Passthrough()
         return chain[0] if len(chain) == 1 else Chain(chain)
+
+    def audio_conditions(self, *, stream: str = "") -> dict[str, AudioCondition]:
+        """``run_session(conditions=...)``: each hearing side with audio parts, freshly built."""
+        return {hearer: self.audio_for(hearer, stream=stream) for hearer in HEARERS
+                if any(part.kind in AUDIO_KINDS and part["to"] == hearer for part in self.parts)}
 
     @property
     def speaker(self) -> SpeakerSettings:
