@@ -338,3 +338,24 @@ def test_audio_conditions_map_each_hearing_side_for_the_engine() -> None:
 ])
 def test_units_are_read_with_their_suffixes(spec: str, key: str, value: float) -> None:
     assert parse_condition(spec).parts[0][key] == pytest.approx(value)
+
+
+def test_conditions_import_no_django_and_no_pipecat() -> None:
+    """Pure transforms: the engine, benches and the scoring side can load them anywhere."""
+    import pkgutil
+    import sys
+    from pathlib import Path
+
+    import voice.conditions
+
+    names = sorted(f"voice.conditions.{info.name}" for info in pkgutil.iter_modules(voice.conditions.__path__))
+    assert "voice.conditions.phone" in names and "voice.conditions.spec" in names
+    probe = ("import importlib, sys\n"
+             f"for name in {names!r}:\n"
+             "    importlib.import_module(name)\n"
+             "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'pipecat', 'scipy'}))\n")
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(repo)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
