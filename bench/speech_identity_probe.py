@@ -29,7 +29,7 @@ def _setup() -> None:
 
 def speak(text: str) -> bytes:
     """Piper's audio for ``text`` as 16 kHz s16le mono (what the agent's ASR gets, minus the VAD)."""
-    from voice.bridge.audio import resample
+    from voice.audio.pcm import resample
     from voice.speech import piper_tts
 
     voice = piper_tts._loaded_voice(str(piper_tts.bundled_voice_dir() / f"{piper_tts.JOE_VOICE}.onnx"))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from voice.bridge.audio import Recording, is_speech, resample, rms, usable_chunk
+from voice.audio.pcm import Recording, is_speech, resample, rms, usable_chunk
 from voice.bridge.conversation import ConversationState
 from voice.bridge.relay import JitterBuffer
 from voice.bridge.summary import merge_summaries, parse_context

@@ -11,7 +11,7 @@ import time
 from datetime import datetime
 from typing import Callable
 
-from voice.bridge.audio import Recording, resample, usable_chunk
+from voice.audio.pcm import Recording, resample, usable_chunk
 from voice.bridge.config import BridgeConfig
 from voice.bridge.conversation import ConversationState, other
 from voice.bridge.endpoints import PeerEndpoint

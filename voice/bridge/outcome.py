@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from voice.bridge.audio import Recording
+from voice.audio.pcm import Recording
 
 
 class SessionSetupError(RuntimeError):

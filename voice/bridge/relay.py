@@ -10,7 +10,7 @@ import asyncio
 import time
 from typing import Awaitable, Callable
 
-from voice.bridge.audio import resample
+from voice.audio.pcm import resample
 from voice.protocol.channel import AudioChunk
 
 READY_FRAMES = 5

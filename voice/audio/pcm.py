@@ -1,4 +1,9 @@
-"""PCM helpers: speech classification (§6.5), resampling (§6.4) and the stereo recording (§6.6)."""
+"""PCM helpers, in one place for the bots, the bridge, the listen-in mix and the conditions.
+
+Everything here is 16-bit little-endian PCM (s16le): sample views, RMS and speech
+classification (harness.md §6.5), one-chunk and streaming resampling (§6.4), the checks that
+make a peer's chunk safe to relay, and the stereo recording (§6.6). No event loop, no pipecat.
+"""
 from __future__ import annotations
 
 import wave
@@ -10,24 +15,28 @@ import soxr
 
 from voice.protocol.channel import AudioChunk
 
-
 MIN_SAMPLE_RATE = 8000
 MAX_SAMPLE_RATE = 96000
 MAX_CHANNELS = 8
 
 
-def _whole_samples(pcm: bytes, num_channels: int = 1) -> bytes:
+def whole_samples(pcm: bytes, num_channels: int = 1) -> bytes:
     """``pcm`` without a trailing partial sample frame (an odd byte count cannot be s16le)."""
     frame_bytes = 2 * max(1, num_channels)
     return pcm[: len(pcm) - len(pcm) % frame_bytes]
 
 
+def samples(pcm: bytes) -> np.ndarray:
+    """The mono samples of ``pcm`` as a read-only int16 view (a partial sample is ignored)."""
+    return np.frombuffer(whole_samples(pcm), dtype="<i2")
+
+
 def rms(pcm: bytes) -> float:
     """Root mean square of s16le samples (0 for an empty buffer)."""
-    samples = np.frombuffer(_whole_samples(pcm), dtype="<i2")
-    if samples.size == 0:
+    values = samples(pcm)
+    if values.size == 0:
         return 0.0
-    return float(np.sqrt(np.mean(samples.astype(np.float64) ** 2)))
+    return float(np.sqrt(np.mean(values.astype(np.float64) ** 2)))
 
 
 def is_speech(pcm: bytes, threshold: float) -> bool:
@@ -42,12 +51,38 @@ def resample(pcm: bytes, from_rate: int, to_rate: int, *, num_channels: int = 1)
     """
     if num_channels == 1 and (from_rate == to_rate or not pcm):
         return pcm
-    samples = np.frombuffer(_whole_samples(pcm, num_channels), dtype="<i2")
+    values = np.frombuffer(whole_samples(pcm, num_channels), dtype="<i2")
     if num_channels > 1:
-        samples = np.round(samples.reshape(-1, num_channels).mean(axis=1)).astype("<i2")
-    if from_rate != to_rate and samples.size:
-        samples = soxr.resample(samples, from_rate, to_rate, quality="VHQ")
-    return np.asarray(samples, dtype="<i2").tobytes()
+        values = np.round(values.reshape(-1, num_channels).mean(axis=1)).astype("<i2")
+    if from_rate != to_rate and values.size:
+        values = soxr.resample(values, from_rate, to_rate, quality="VHQ")
+    return np.asarray(values, dtype="<i2").tobytes()
+
+
+class StreamResampler:
+    """One continuous mono stream resampled to ``to_rate`` chunk by chunk.
+
+    Unlike ``resample`` the filter state carries over between chunks, so small frames join
+    without clicks at their edges; a change of input rate starts a new stream.
+    """
+
+    def __init__(self, to_rate: int, *, quality: str = "HQ") -> None:
+        self.to_rate = to_rate
+        self._quality = quality
+        self._from_rate: int | None = None
+        self._stream: soxr.ResampleStream | None = None
+
+    def resample(self, pcm: bytes, sample_rate: int) -> np.ndarray:
+        """The next piece of the stream at ``to_rate`` (may be shorter or longer than the input
+        by the filter's delay; the total follows the rate ratio)."""
+        values = samples(pcm)
+        if sample_rate == self.to_rate:
+            return values.copy()
+        if sample_rate != self._from_rate:
+            self._from_rate = sample_rate
+            self._stream = soxr.ResampleStream(sample_rate, self.to_rate, 1, dtype="int16", quality=self._quality)
+        assert self._stream is not None
+        return self._stream.resample_chunk(values)
 
 
 def usable_chunk(chunk: AudioChunk) -> tuple[AudioChunk | None, str | None]:
@@ -60,7 +95,7 @@ def usable_chunk(chunk: AudioChunk) -> tuple[AudioChunk | None, str | None]:
         return None, f"sample rate {chunk.sample_rate} outside {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz"
     if not 1 <= chunk.num_channels <= MAX_CHANNELS:
         return None, f"{chunk.num_channels} channels"
-    pcm = _whole_samples(chunk.pcm, chunk.num_channels)
+    pcm = whole_samples(chunk.pcm, chunk.num_channels)
     if len(pcm) == len(chunk.pcm):
         return chunk, None
     return AudioChunk(pcm, chunk.sample_rate, chunk.num_channels), f"{len(chunk.pcm)} bytes is not whole samples"
@@ -68,7 +103,8 @@ def usable_chunk(chunk: AudioChunk) -> tuple[AudioChunk | None, str | None]:
 
 @dataclass(frozen=True)
 class Recording:
-    """What the bridge sent: left = to the agent, right = to the user, both at ``sample_rate``."""
+    """What the bridge sent, i.e. what each side heard: left = to the agent, right = to the user,
+    both at ``sample_rate``."""
 
     left: bytes
     right: bytes
