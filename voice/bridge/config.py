@@ -37,8 +37,9 @@ class BridgeConfig:
     include_db_agent: bool = True
     """Ask the agent's summary for its final DB (this project; upstream sends false)."""
     live_key: tuple[int, str] | None = None
-    """(run id, scenario directory name): registers a voice session for listening in while it runs
-    (voice.listen.registry); None for sessions nobody can reach."""
+    """(run id, scenario directory name) under which the caller registers the session for
+    listening in (``voice.listen.tap.open_tap``, handed to ``run_session(tap=...)``); the engine
+    itself never reads it. None for sessions nobody can reach."""
 
     def __post_init__(self) -> None:
         if self.modality not in ("voice", "text"):

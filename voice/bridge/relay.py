@@ -71,15 +71,20 @@ class AudioRelay:
         send: Callable[[AudioChunk], Awaitable[None]],
         *,
         forwarding: Callable[[], bool],
+        tap: Callable[[AudioChunk], None] | None = None,
     ) -> None:
-        """Send frames until cancelled; while ``forwarding()`` is false, only drain."""
+        """Send frames until cancelled; while ``forwarding()`` is false, only drain. ``tap`` sees
+        every chunk after it was sent."""
         next_target = time.monotonic()
         while True:
             self._drain()
             if forwarding():
                 frame, _ = self._buffer.pop()
-                await send(AudioChunk(frame, self.dest_rate))
+                chunk = AudioChunk(frame, self.dest_rate)
+                await send(chunk)
                 self.sent.extend(frame)
+                if tap is not None:
+                    tap(chunk)
                 next_target += self.frame_seconds
             else:
                 next_target = time.monotonic() + 0.1
