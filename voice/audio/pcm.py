@@ -6,6 +6,7 @@ make a peer's chunk safe to relay, and the stereo recording (§6.6). No event lo
 """
 from __future__ import annotations
 
+import math
 import wave
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +33,14 @@ def samples(pcm: bytes) -> np.ndarray:
 
 
 def rms(pcm: bytes) -> float:
-    """Root mean square of s16le samples (0 for an empty buffer)."""
-    values = samples(pcm)
+    """Root mean square of s16le samples (0 for an empty buffer).
+
+    An exact integer sum of squares: it runs on every relayed frame, and a dot product is a
+    fraction of ``np.mean``'s cost there."""
+    values = samples(pcm).astype(np.int64)
     if values.size == 0:
         return 0.0
-    return float(np.sqrt(np.mean(values.astype(np.float64) ** 2)))
+    return math.sqrt(int(values @ values) / values.size)
 
 
 def is_speech(pcm: bytes, threshold: float) -> bool:

@@ -5,7 +5,8 @@ utterance messages), stops on the first stop condition, pulls each bot's context
 on its own connection, and returns a ``SessionOutcome``. It never writes files: the runner does.
 
 What plugs in from outside: each peer's ``role`` (voice.bridge.peer_role; a human tester's comes
-from voice.human) and a ``tap`` that hears every relayed frame (listening in, voice.listen.tap).
+from voice.human), a ``tap`` that hears every relayed frame (listening in, voice.listen.tap),
+and per-direction audio ``conditions`` applied on the way to the side that hears them.
 """
 from __future__ import annotations
 
@@ -13,22 +14,26 @@ import asyncio
 import functools
 import time
 from datetime import datetime
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from voice.audio.pcm import Recording, resample, usable_chunk
 from voice.bridge.config import BridgeConfig
-from voice.bridge.conversation import ConversationState, other
+from voice.bridge.conversation import SIDES, ConversationState, other
 from voice.bridge.endpoints import PeerEndpoint
 from voice.bridge.outcome import SessionInputs, SessionOutcome, SessionSetupError
 from voice.bridge.peer_role import PeerRole, TurnBuilder, role_of
-from voice.bridge.relay import AudioRelay
+from voice.bridge.relay import AudioRelay, ConditionError
 from voice.bridge.requests import request_or_none
 from voice.bridge.setup import open_connection, prepare_bots
 from voice.bridge.stop_reasons import DISCONNECTED, EXIT, INACTIVITY_TIMEOUT, SIMULATOR_EXIT, TIMEOUT
 from voice.bridge.summary import merge_summaries, parse_context
 from voice.bridge.taps import RelayTap
+from voice.bridge.timeline import Timeline
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk, Channel, ConnectionClosed
+
+if TYPE_CHECKING:  # the contract between the engine and the conditions (team.md)
+    from voice.conditions.base import AudioCondition
 
 WATCHDOG_PERIOD = 0.1
 PULL_MARGIN = 2.0
@@ -49,21 +54,32 @@ async def run_session(
     on_event: Callable[[dict], None] | None = None,
     log: Callable[[str], None] | None = None,
     tap: RelayTap | None = None,
+    conditions: Mapping[str, AudioCondition] | None = None,
 ) -> SessionOutcome:
-    """Run one attempt; raises ``SessionSetupError`` when the bots cannot be set up.
+    """Run one attempt; raises ``SessionSetupError`` when the bots cannot be set up, and
+    ``ConditionError`` when an audio condition breaks its contract mid-call.
 
     ``user=None`` runs the agent side only. A peer's ``role`` says how it differs from a bot
     (a tester in the browser is never set up or pulled, etc.: voice.human.role). ``tap`` is told
-    of every frame the relays send.
+    of every frame the relays send. ``conditions`` maps the side that *hears* ("agent", "user")
+    to the condition its incoming audio passes through (voice only; fresh instances per
+    session, since they keep state); a side without one hears the relayed audio untouched.
     """
-    session = _Session(scenario_inputs, agent, user, config, on_event, log, tap)
+    conditions = dict(conditions or {})
+    unknown = set(conditions) - set(SIDES)
+    if unknown:
+        raise ValueError(f"audio conditions for unknown sides {sorted(unknown)}: use 'agent' or 'user'")
+    if conditions and config.modality != "voice":
+        raise ValueError("audio conditions need voice modality")
+    session = _Session(scenario_inputs, agent, user, config, on_event, log, tap, conditions)
     return await session.run()
 
 
 class _Session:
     def __init__(self, inputs: SessionInputs, agent: PeerEndpoint, user: PeerEndpoint | None,
                  config: BridgeConfig, on_event: Callable[[dict], None] | None,
-                 log: Callable[[str], None] | None, tap: RelayTap | None) -> None:
+                 log: Callable[[str], None] | None, tap: RelayTap | None,
+                 conditions: dict[str, AudioCondition]) -> None:
         self.inputs = inputs
         self.endpoints: dict[str, PeerEndpoint] = {"agent": agent} if user is None else {"user": user, "agent": agent}
         self.roles: dict[str, PeerRole] = {side: role_of(ep) for side, ep in self.endpoints.items()}
@@ -81,6 +97,10 @@ class _Session:
         self.channels: dict[str, Channel] = {}
         self.relays: dict[str, AudioRelay] = {}
         self.tap = tap
+        self.conditions = conditions
+        self._audio_start: float | None = None
+        """``time.monotonic()`` of frame 0 on both relays (one audio clock for both directions)."""
+        self._fatal: BaseException | None = None
         self.stop_reason: str | None = None
         self._stopped = asyncio.Event()
         self._processing = True
@@ -148,6 +168,8 @@ class _Session:
                 self.channels[side] = await open_connection(side, endpoint, self.config, self.log, conversation=True)
                 self.log(f"{side}: conversation connection ready")
             await self._run_loops()
+            if self._fatal is not None:
+                raise self._fatal
             pulls = await self._pull_all()
         finally:
             await asyncio.gather(*(channel.close() for channel in self.channels.values()), return_exceptions=True)
@@ -178,14 +200,20 @@ class _Session:
         if error is None:
             return  # the kickoff, or a loop that already reported its lost connection
         self.log(f"ERROR: {task.get_name()} died: {type(error).__name__}: {error}")
+        if isinstance(error, ConditionError):
+            self._fatal = error  # the harness's fault: no verdict on this conversation
         self._fire(DISCONNECTED)
 
     def _start_loops(self) -> list[asyncio.Task]:
         tasks = [asyncio.create_task(self._watchdog(), name="watchdog")]
         if self.config.modality == "voice":
+            self._audio_start = time.monotonic()
             for side in self.channels:
                 rate = self.config.agent_in_rate if side == "agent" else self.config.user_in_rate
-                self.relays[side] = AudioRelay(dest_rate=rate, frame_seconds=self.config.audio_chunk_seconds)
+                self.relays[side] = AudioRelay(
+                    dest_rate=rate, frame_seconds=self.config.audio_chunk_seconds,
+                    condition=self.conditions.get(side), speech_threshold=self.config.speech_rms_threshold,
+                )
                 tasks.append(asyncio.create_task(self._send_loop(side), name=f"{side} send loop"))
         for side, channel in self.channels.items():
             tasks.append(asyncio.create_task(self._receive_loop(side, channel), name=f"{side} receive loop"))
@@ -280,7 +308,7 @@ class _Session:
         relay = self.relays[side]
         tap = None if self.tap is None else functools.partial(self.tap.relayed, side)
         try:
-            await relay.run(channel.send, forwarding=self._forwarding, tap=tap)
+            await relay.run(channel.send, forwarding=self._forwarding, start=self._audio_start, tap=tap)
         except ConnectionClosed as exc:
             self._lost(side, str(exc))
 
@@ -323,6 +351,19 @@ class _Session:
             sample_rate=rate,
         )
 
+    def _audio_offset(self) -> float | None:
+        """Seconds from the conversation start to frame 0 of the relays (the recording's start)."""
+        return None if self._audio_start is None else self._audio_start - self._t0
+
+    def _speech_timeline(self) -> Timeline | None:
+        """Each speaker's segments, from the relay that carries its voice (None in text)."""
+        offset = self._audio_offset()
+        if offset is None:
+            return None
+        carried_by = {speaker: self.relays.get(other(speaker)) for speaker in SIDES}
+        return {speaker: relay.timeline.segments(offset) if relay is not None else []
+                for speaker, relay in carried_by.items()}
+
     def _outcome(self, pulls: dict[str, tuple[list, dict | None]], start_iso: str) -> SessionOutcome:
         agent_context, agent_summary = pulls.get("agent", ([], None))
         user_context, user_summary = pulls.get("user", (None, None))
@@ -360,4 +401,6 @@ class _Session:
             bridge_log=self.lines,
             modality=self.config.modality,
             conversation_started=self._t0,
+            speech_timeline=self._speech_timeline(),
+            recording_offset=self._audio_offset(),
         )
