@@ -18,8 +18,7 @@ from tests.voice.listen_helpers import tone
 from tests.voice.test_bridge_session import AGENT, INPUTS, _config
 from voice.audio.pcm import resample
 from voice.bridge.config import BridgeConfig
-from voice.bridge.engine import SessionOutcome, run_session
-from voice.bridge.relay import ConditionError
+from voice.bridge.engine import ConditionError, SessionOutcome, run_session
 from voice.bots.brain import BrainConfig, Emit
 from voice.bots.host import BotHost
 from voice.human.peer import HumanPeer

@@ -40,7 +40,7 @@ PULL_MARGIN = 2.0
 """Seconds on top of the two request timeouts before a side's end-of-scenario pulls are abandoned."""
 
 __all__ = [
-    "run_session", "SessionInputs", "SessionOutcome", "SessionSetupError",
+    "run_session", "SessionInputs", "SessionOutcome", "SessionSetupError", "ConditionError",
     "EXIT", "SIMULATOR_EXIT", "INACTIVITY_TIMEOUT", "TIMEOUT", "DISCONNECTED",
 ]
 

@@ -39,5 +39,4 @@ BOT = PeerRole()
 
 def role_of(peer: object) -> PeerRole:
     """The role ``peer`` declares, a bot's when it declares none."""
-    role = getattr(peer, "role", None)
-    return role if isinstance(role, PeerRole) else BOT
+    return getattr(peer, "role", BOT)

@@ -74,7 +74,7 @@ class AudioRelay:
         """The speaker's speech in the frames sent, classified before the condition."""
 
     def put(self, chunk: AudioChunk) -> None:
-        """Queue a chunk for sending; the caller has checked it (``audio.usable_chunk``)."""
+        """Queue a chunk for sending; the caller has checked it (``voice.audio.pcm.usable_chunk``)."""
         self._queue.put_nowait(chunk)
 
     def _drain(self) -> None:
