@@ -9,13 +9,9 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from scenarios.listing import format_domain_list, format_scenario_list
 from scenarios.registry import list_eval_scenarios
+from scoring.runs.options import OptionsError, add_run_arguments, explicit_options, options_from_mapping
+from scoring.runs.options.entry import prepare
 from scoring.runs.progress import TerminalProgress
-from scoring.runs.run_options import (
-    OptionsError,
-    add_run_arguments,
-    options_from_mapping,
-    validate,
-)
 from scoring.runs.runner import RunError, run_evaluation
 from voice.bridge.outcome import SessionSetupError
 
@@ -35,10 +31,12 @@ class Command(BaseCommand):
             return
         options = options_from_mapping(values)
         try:
-            validate(options)
+            adopted = prepare(options, explicit=explicit_options(values))
         except OptionsError as exc:
             self.stderr.write(f"run_eval: error: {exc}")
             sys.exit(2)
+        if adopted is not None:
+            self.stdout.write("\n".join(adopted.lines(options.resume)))
         try:
             report = asyncio.run(
                 run_evaluation(options, argv=sys.argv, progress=TerminalProgress(sys.stdout))
@@ -47,8 +45,8 @@ class Command(BaseCommand):
             # An operator's problem (an unreachable URL, a bot that cannot be set up): one line.
             self._fail(str(exc))
         except KeyboardInterrupt:
-            self._fail("interrupted; run the same command with --resume <TS>, where eval_<TS> is "
-                       "the session printed at the start")
+            self._fail("interrupted; continue it with `run_eval --resume <TS>` (eval_<TS> is the session "
+                       "printed at the start; its settings are reused)")
         for warning in report.warnings:
             self.stderr.write(warning)
         self.stdout.write(f"Results: {report.session_dir}")
