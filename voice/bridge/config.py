@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Modality = Literal["voice", "text"]
+from voice.modality import Modality, check_modality
+
 EndPolicy = Literal["tool-only", "valid-terminal-state"]
 
 
@@ -42,8 +43,7 @@ class BridgeConfig:
     itself never reads it. None for sessions nobody can reach."""
 
     def __post_init__(self) -> None:
-        if self.modality not in ("voice", "text"):
-            raise ValueError(f"unknown modality {self.modality!r}")
+        check_modality(self.modality)
         if self.duration_seconds <= 0:
             raise ValueError("duration must be > 0")
         if self.conversation_end_policy not in ("tool-only", "valid-terminal-state"):

@@ -20,6 +20,7 @@ from typing import Any
 
 from voice.human.role import HUMAN_ROLE
 from voice.human.track import CallAudioTrack
+from voice.modality import check_modality
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk, ConnectionClosed, Item
 from voice.webrtc.opus import prefer_opus
@@ -72,9 +73,7 @@ class HumanPeer:
     in_process = False
 
     def __init__(self, *, modality: str, label: str = "human tester", measure: bool = False) -> None:
-        if modality not in ("voice", "text"):
-            raise ValueError(f"unknown modality {modality!r}")
-        self.modality = modality
+        self.modality = check_modality(modality)
         self.label = label
         self.track = CallAudioTrack(measure=measure) if modality == "voice" else None
         self.inbound_delays: deque[float] | None = deque(maxlen=100_000) if measure else None
