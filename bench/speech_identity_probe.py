@@ -39,7 +39,7 @@ RATE = 16000
 def speak(text: str, speaker=None) -> bytes:
     """The passenger's audio for ``text`` as 16 kHz s16le mono (what the agent's ASR gets, minus
     the VAD): Piper's joe, or what a speaker-side condition (``SpeakerSettings``) asks for."""
-    from voice.bridge.audio import resample
+    from voice.audio.pcm import resample
 
     voice_name = speaker.voice if speaker is not None else None
     rate = speaker.rate if speaker is not None else 1.0

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from tests.voice.speech_helpers import synthesize
-from voice.bridge.audio import resample
+from voice.audio.pcm import resample
 from voice.conditions import parse_condition
 from voice.speech import registry, whisper_models
 from voice.speech.whisper_stt import shared_model, transcribe_pcm

@@ -9,7 +9,7 @@ import pytest
 
 from tests.browser import require
 from tests.voice.speech_helpers import synthesize
-from voice.bridge.audio import rms
+from voice.audio.pcm import rms
 from voice.conditions import SpeakerSettings, parse_condition
 from voice.speech import registry
 
