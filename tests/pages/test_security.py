@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.test import AsyncClient, Client, override_settings
 
 from scoring.models import Run, ScenarioResult
-from scoring.runs.run_options import RunOptions, redact_url, redact_urls_in
+from scoring.runs.options import RunOptions, redact_url, redact_urls_in
 from scoring.web import launcher
 from tests.pages.web_helpers import form_data, post
 
