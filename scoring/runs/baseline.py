@@ -15,11 +15,10 @@ from typing import Any
 
 from scoring.core import resume as resume_rules
 from scoring.core.files import read_json
-from scoring.core.gate import scenario_and_trial
+from scoring.core.gate import DEFAULT_MIN_AGENT_TURNS, recorded_min_agent_turns, scenario_and_trial
 from scoring.runs.executors.base import RunError
 
 _TIMESTAMP = re.compile(r"(?:eval_)?(\d{8}_\d{6})")
-DEFAULT_MIN_AGENT_TURNS = 3
 
 
 class RunNotFound(RunError):
@@ -56,12 +55,6 @@ def load_run_id(run_id: int) -> StoredRun:
         raise RunNotFound(f"{run_id}: no such run")
     session_dir = Path(row.session_dir)
     return _stored_run(str(run_id), session_dir if session_dir.is_dir() else None, row)
-
-
-def recorded_min_agent_turns(parsed_args: dict[str, Any]) -> int:
-    """The stall floor a run's verdicts were scored with (its recorded ``--min-agent-turns``)."""
-    value = parsed_args.get("min_agent_turns")
-    return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_MIN_AGENT_TURNS
 
 
 def _stored_run(reference: str, session_dir: Path | None, row: Any) -> StoredRun:

@@ -13,11 +13,10 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from scoring.core.gate import NothingInCommon, evaluate
+from scoring.core.gate import NothingInCommon, evaluate, recorded_min_agent_turns
 from scoring.core.gate_record import unavailable_record, verdict_record
 from scoring.core.gate_report import RunFigures
 from scoring.models import BaselineMark, Run
-from scoring.runs.baseline import recorded_min_agent_turns
 
 BASELINE_CHOICES = 50
 """How many recent finished runs the New-run form offers as a baseline."""

@@ -222,3 +222,17 @@ def test_compare_without_a_shared_scenario_says_there_is_nothing_to_gate(client:
     text = _text(client.get(f"/runs/compare/?a={left}&b={right}"))
     assert "share no scored scenario trial, so there is nothing to gate on" in text
     assert "data-regression" not in text and "Flaky scenarios" not in text
+
+
+def test_setting_up_django_does_not_import_the_voice_stack() -> None:
+    """The admin imports the site's services (and so the gate's reads) at start-up, before voice's
+    app config quiets pipecat's logging: they must not drag pipecat in, or every manage.py
+    command prints its banner on stderr."""
+    import subprocess
+    import sys
+
+    code = ("import os, sys; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'evasite.settings'); "
+            "import django; django.setup(); print(sorted(m for m in ('pipecat', 'aiortc') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                          text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
