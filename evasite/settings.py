@@ -32,6 +32,12 @@ X_FRAME_OPTIONS = "DENY"
 # Read-only results pages (runs, results, compare, live progress) without login: opt-in.
 EVASITE_PUBLIC_RESULTS = env_bool("EVASITE_PUBLIC_RESULTS", False)
 
+# What runs started from the site may reach (scoring/runs/site_policy.py): a site user is not the
+# machine's owner, so the operator names the key variables they may use, and optionally the
+# endpoint hosts (host, host:port or .domain; empty: any host). The command line may name anything.
+EVASITE_KEY_NAMES = env_list("EVASITE_KEY_NAMES", ["AGENT_API_KEY", "USER_API_KEY", "JUDGE_API_KEY"])
+EVASITE_ENDPOINT_HOSTS = env_list("EVASITE_ENDPOINT_HOSTS", [])
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -186,5 +192,7 @@ CELERY_RESULT_EXPIRES = 7 * 24 * 3600
 # scoring), the silence that ends a call ([INACTIVITY_TIMEOUT], seconds; 0 disables) and an
 # optional cap on a call's length (seconds; unset -> the scenario's max_duration).
 EVASITE_HUMAN_CALL_RUNNER = "scoring.runs.human_run.run_human_call"
+# Why a call page's start would be refused, asked before the call exists (the site policy).
+EVASITE_HUMAN_CALL_CHECK = "scoring.runs.site_policy.call_problem"
 EVASITE_CALL_INACTIVITY_TIMEOUT = float(env_str("EVASITE_CALL_INACTIVITY_TIMEOUT", "120"))
 EVASITE_CALL_DURATION = env_int("EVASITE_CALL_DURATION", 0) or None

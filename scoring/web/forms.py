@@ -10,6 +10,7 @@ from django.conf import settings
 
 from scenarios.registry import domains, get_eval_scenario_class, list_eval_scenarios
 from scoring.runs.run_options import MODALITIES, OptionsError, RunOptions, validate
+from scoring.runs.site_policy import check_site_options
 from scoring.core.signals import POLICIES
 
 SCOPES = (("all", "All scenarios"), ("domain", "One domain"), ("pick", "Picked scenarios"))
@@ -93,6 +94,7 @@ class RunForm(forms.Form):
                 raise forms.ValidationError("Pick at least one scenario (--scenarios).")
             options.scenarios = list(data["scenarios"])
         try:
+            check_site_options(options)  # first: validate reads the key variables it names
             validate(options)
         except OptionsError as exc:
             raise forms.ValidationError(str(exc)) from exc
