@@ -37,6 +37,10 @@ EVASITE_PUBLIC_RESULTS = env_bool("EVASITE_PUBLIC_RESULTS", False)
 # endpoint hosts (host, host:port or .domain; empty: any host). The command line may name anything.
 EVASITE_KEY_NAMES = env_list("EVASITE_KEY_NAMES", ["AGENT_API_KEY", "USER_API_KEY", "JUDGE_API_KEY"])
 EVASITE_ENDPOINT_HOSTS = env_list("EVASITE_ENDPOINT_HOSTS", [])
+# The shared token of the operator's bot servers (run_bot beyond loopback requires it). Bridges
+# send it only to bot URLs under these prefixes (ws://host:port[/path]); any other URL gets none.
+EVASITE_BOT_TOKEN = env_str("EVASITE_BOT_TOKEN")
+EVASITE_BOT_TOKEN_URLS = env_list("EVASITE_BOT_TOKEN_URLS", [])
 
 INSTALLED_APPS = [
     "daphne",
