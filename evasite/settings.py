@@ -42,6 +42,16 @@ EVASITE_ENDPOINT_HOSTS = env_list("EVASITE_ENDPOINT_HOSTS", [])
 EVASITE_BOT_TOKEN = env_str("EVASITE_BOT_TOKEN")
 EVASITE_BOT_TOKEN_URLS = env_list("EVASITE_BOT_TOKEN_URLS", [])
 
+# Mail, only for the password-reset pages: they are routed only when EVASITE_EMAIL_HOST is set
+# (otherwise an anonymous POST would try SMTP on localhost).
+EMAIL_HOST = env_str("EVASITE_EMAIL_HOST")
+EMAIL_PORT = env_int("EVASITE_EMAIL_PORT", 587)
+EMAIL_HOST_USER = env_str("EVASITE_EMAIL_USER")
+EMAIL_HOST_PASSWORD = env_str("EVASITE_EMAIL_PASSWORD")
+EMAIL_USE_TLS = env_bool("EVASITE_EMAIL_TLS", True)
+DEFAULT_FROM_EMAIL = env_str("EVASITE_EMAIL_FROM", "evasite@localhost")
+EVASITE_PASSWORD_RESET = bool(EMAIL_HOST)
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
