@@ -9,6 +9,12 @@ from evasite.env import env_bool, env_int, env_list, env_str, secret_key_from_fi
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# Everything this project writes (the SQLite database and its WAL, the secret key, session
+# directories and their artifacts) is owner-only whatever the shell's umask: the database holds
+# session keys and the artifacts hold transcripts. EVASITE_UMASK (octal) loosens it on purpose.
+EVASITE_UMASK = int(env_str("EVASITE_UMASK", "077"), 8)
+os.umask(EVASITE_UMASK)
+
 # DJANGO_SECRET_KEY in production; otherwise a key generated once into a git-ignored file.
 SECRET_KEY = env_str("DJANGO_SECRET_KEY") or secret_key_from_file(
     env_str("EVASITE_SECRET_KEY_FILE", str(BASE_DIR / ".secret_key")))
