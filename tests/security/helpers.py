@@ -2,6 +2,7 @@
 socket, raw WebSocket handshakes."""
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
@@ -47,14 +48,15 @@ async def start_call(session: aiohttp.ClientSession, site: LiveSite, scenario: s
     return ws, await next_event(ws, {"call", "error"}, timeout=30)
 
 
-def wait_for_run(site: LiveSite, run_id: int, timeout: float = 180) -> str:
-    """Block until run ``run_id`` is no longer running; its status."""
-    return site.python(
+async def wait_for_run(site: LiveSite, run_id: int, timeout: float = 180) -> str:
+    """Wait (off the event loop: a test's own bot may live on it) until run ``run_id`` is no
+    longer running; its status."""
+    return await asyncio.to_thread(site.python,
         "import time\nfrom scoring.models import Run\n"
         f"deadline = time.monotonic() + {timeout}\n"
         f"while Run.objects.get(pk={run_id}).status == 'running' and time.monotonic() < deadline:\n"
         "    time.sleep(0.2)\n"
-        f"print(Run.objects.get(pk={run_id}).status)", timeout=timeout + 60).strip()
+        f"print(Run.objects.get(pk={run_id}).status)", timeout + 60)
 
 
 async def client_offer() -> tuple[Any, dict[str, str]]:
