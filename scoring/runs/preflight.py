@@ -17,6 +17,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from scoring.core.http_only import http_only_opener
 from scoring.runs.endpoint_urls import BOT_SCHEMES, LLM_SCHEMES, url_problem, url_shape_problem
 from scoring.runs.run_options import RunOptions, redact_urls_in
 
@@ -129,23 +130,6 @@ def _below(url: str, leaf: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, f"{parts.path.rstrip('/')}/{leaf}", parts.query, ""))
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """A redirect is answered as its status: followed, it would carry the key to another host
-    (or another scheme) than the one the operator allowed."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def _opener() -> urllib.request.OpenerDirector:
-    """http(s) only: no file://, ftp:// or data: handler, and no redirects."""
-    opener = urllib.request.OpenerDirector()
-    for handler in (urllib.request.ProxyHandler(), urllib.request.HTTPHandler(), urllib.request.HTTPSHandler(),
-                    _NoRedirects(), urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()):
-        opener.add_handler(handler)
-    return opener
-
-
 def _http_status(flag: str, url: str, key: str, body: dict[str, Any] | None) -> int:
     """The status of one request; a 200 must carry JSON (read within ``HTTP_TIMEOUT`` in all)."""
     data = json.dumps(body).encode() if body is not None else None
@@ -154,7 +138,7 @@ def _http_status(flag: str, url: str, key: str, body: dict[str, Any] | None) -> 
     what = f"{request.get_method()} {url.rsplit('/', 1)[-1]}"
     deadline = time.monotonic() + HTTP_TIMEOUT
     try:
-        with _opener().open(request, timeout=HTTP_TIMEOUT) as response:
+        with http_only_opener().open(request, timeout=HTTP_TIMEOUT) as response:
             status = int(response.status)
             answer = _read_until(response, deadline)
     except urllib.error.HTTPError as exc:
