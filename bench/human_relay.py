@@ -98,7 +98,7 @@ async def relay_figures(seconds: float) -> None:
 
     from scoring.runs.attempt import session_inputs
     from scenarios.registry import get_eval_scenario
-    from voice.bridge.audio import resample
+    from voice.audio.pcm import resample
     from voice.bridge.config import BridgeConfig
     from voice.bridge.engine import run_session
     from voice.human.peer import HumanPeer

@@ -39,9 +39,9 @@ X_FRAME_OPTIONS = "DENY"
 EVASITE_PUBLIC_RESULTS = env_bool("EVASITE_PUBLIC_RESULTS", False)
 
 # What runs started from the site may reach (scoring/runs/site_policy.py): a site user is not the
-# machine's owner, so the operator names the key variables they may use, and optionally the
-# endpoint hosts (host, host:port or .domain; empty: any host). The command line may name anything.
-EVASITE_KEY_NAMES = env_list("EVASITE_KEY_NAMES", ["AGENT_API_KEY", "USER_API_KEY", "JUDGE_API_KEY"])
+# machine's owner, so the operator names the key variables they may use (EVASITE_KEY_NAMES, below)
+# and optionally the endpoint hosts (host, host:port or .domain; empty: any host). The command
+# line may name anything.
 EVASITE_ENDPOINT_HOSTS = env_list("EVASITE_ENDPOINT_HOSTS", [])
 # The shared token of the operator's bot servers (run_bot beyond loopback requires it). Bridges
 # send it only to bot URLs under these prefixes (ws://host:port[/path]); any other URL gets none.
@@ -216,3 +216,16 @@ EVASITE_HUMAN_CALL_RUNNER = "scoring.runs.human_run.run_human_call"
 EVASITE_HUMAN_CALL_CHECK = "scoring.runs.site_policy.call_problem"
 EVASITE_CALL_INACTIVITY_TIMEOUT = float(env_str("EVASITE_CALL_INACTIVITY_TIMEOUT", "120"))
 EVASITE_CALL_DURATION = env_int("EVASITE_CALL_DURATION", 0) or None
+
+# Run options from the site (scoring/runs/options/): the environment variables a site user may
+# name as an endpoint's key (the form offers exactly these), and the upper bounds of every run's
+# numbers (the command line obeys them too).
+EVASITE_KEY_NAMES = env_list("EVASITE_KEY_NAMES", ["AGENT_API_KEY", "USER_API_KEY", "JUDGE_API_KEY"])
+EVASITE_LIMITS = {
+    "trials": env_int("EVASITE_MAX_TRIALS", 100),
+    "concurrency": env_int("EVASITE_MAX_CONCURRENCY", 64),
+    "duration": env_int("EVASITE_MAX_DURATION", 3600),
+    "timeout": env_int("EVASITE_MAX_TIMEOUT", 3600),
+    "retries": env_int("EVASITE_MAX_RETRIES", 10),
+    "attempts": env_int("EVASITE_MAX_ATTEMPTS", 10_000),
+}

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from scoring.core.http_only import http_only_opener
 from scoring.runs.endpoint_urls import BOT_SCHEMES, LLM_SCHEMES, url_problem, url_shape_problem
-from scoring.runs.run_options import RunOptions, redact_urls_in
+from scoring.runs.options import RunOptions, redact_urls_in
 
 HTTP_TIMEOUT = 10.0
 MAX_ANSWER_BYTES = 1024 * 1024

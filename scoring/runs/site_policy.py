@@ -7,7 +7,7 @@ stay on the operator's hosts (``EVASITE_ENDPOINT_HOSTS``, when set). The command
 operator's own tool and skips this policy.
 
 The checks read no environment variable, so no answer ever says whether one exists; they run
-before ``run_options.validate``, which does read the key a slot names.
+before ``options.validate``, which does read the key a slot names.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from scoring.runs.endpoint_urls import URL_FIELDS, flag, host_allowed, url_shape_problem
-from scoring.runs.run_options import OptionsError, RunOptions
+from scoring.runs.options import OptionsError, RunOptions
 
 KEYED_SLOTS = (("agent_llm_url", "agent_api_key_name"), ("user_llm_url", "user_api_key_name"),
                ("judge_url", "judge_api_key_name"))

@@ -18,7 +18,7 @@ from scenarios.models import Scenario
 from scenarios.registry import get_eval_scenario, get_eval_scenario_class
 from scoring.core.db_diff import gold_diff
 from scoring.models import Run, ScenarioResult
-from scoring.runs.run_options import REDACTED
+from scoring.runs.options import REDACTED
 from scoring.core.signals import SIGNAL_NAMES
 
 # Files a result page may link to and the artifact endpoint may serve (harness.md §14.2). Anything

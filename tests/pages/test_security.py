@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.test import AsyncClient, Client, override_settings
 
 from scoring.models import Run, ScenarioResult
-from scoring.runs.run_options import RunOptions, redact_url, redact_urls_in
+from scoring.runs.options import RunOptions, redact_url, redact_urls_in
 from tests.pages.web_helpers import form_data, post
 
 LEAKY_JUDGE_URL = "http://sk-leak-user:sk-leak-pass@127.0.0.1:9/v1/chat/completions?api_key=sk-leak-query"

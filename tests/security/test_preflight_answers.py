@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scoring.runs.preflight import PreflightError, check_run_endpoints
-from scoring.runs.run_options import RunOptions
+from scoring.runs.options import RunOptions
 from tests.security.hostile import RecordingHTTP, http_answer
 
 KEY_VAR, KEY = "EVASITE_TEST_PREFLIGHT_KEY", "sk-preflight-key"

@@ -202,11 +202,11 @@ class _HandshakeFirstChannel:
 class _HandshakeFirstPeer:
     """The call's ``HumanPeer`` as the runner's user endpoint, its channels wrapped as above."""
 
-    human = True
     in_process = False
 
     def __init__(self, peer: HumanPeer) -> None:
         self._peer = peer
+        self.role = peer.role  # what a person cannot do, for the engine
         self.label = peer.label
         self.modality = peer.modality
 
