@@ -17,9 +17,11 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 
 
 def http_only_opener() -> urllib.request.OpenerDirector:
-    """A fresh opener: proxies from the environment, http(s), no redirects, HTTPError for >= 300."""
+    """A fresh opener: proxies from the environment, http(s), no redirects, HTTPError for >= 300,
+    URLError ("unknown url type") for any other scheme."""
     opener = urllib.request.OpenerDirector()
-    for handler in (urllib.request.ProxyHandler(), urllib.request.HTTPHandler(), urllib.request.HTTPSHandler(),
-                    _NoRedirects(), urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()):
+    for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(), urllib.request.HTTPHandler(),
+                    urllib.request.HTTPSHandler(), _NoRedirects(), urllib.request.HTTPDefaultErrorHandler(),
+                    urllib.request.HTTPErrorProcessor()):
         opener.add_handler(handler)
     return opener
