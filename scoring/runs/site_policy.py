@@ -19,8 +19,7 @@ from django.conf import settings
 from scoring.runs.endpoint_urls import URL_FIELDS, flag, host_allowed, url_shape_problem
 from scoring.runs.options import OptionsError, RunOptions
 
-KEYED_SLOTS = (("agent_llm_url", "agent_api_key_name"), ("user_llm_url", "user_api_key_name"),
-               ("judge_url", "judge_api_key_name"))
+KEYED_SLOTS = tuple((field, key_field) for field, _, key_field in URL_FIELDS if key_field)
 """(the URL field whose requests carry a key, the field naming that key's variable)"""
 
 
