@@ -10,19 +10,19 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from evasite.routing import websocket_urlpatterns  # noqa: E402
+from evasite.ws_guards import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         # daphne serves no static files itself; in DEBUG let Django do it (collectstatic + a
         # web server in production).
         "http": ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app,
-        # Session auth on every socket (consumers refuse anonymous users) and only same-site
-        # origins (ALLOWED_HOSTS), so another site cannot open a socket with our cookie.
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # Session auth on every socket (consumers refuse anonymous users) and only this site's
+        # own origin (host and port), so another site cannot open a socket with our cookie.
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

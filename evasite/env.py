@@ -52,6 +52,7 @@ def secret_key_from_file(path: str) -> str:
     file.parent.mkdir(parents=True, exist_ok=True)
     key = get_random_secret_key()
     fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # a file that already existed (empty) keeps its mode otherwise
     with os.fdopen(fd, "w") as handle:
         handle.write(key + "\n")
     return key

@@ -9,6 +9,12 @@ from evasite.env import env_bool, env_int, env_list, env_str, secret_key_from_fi
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# Everything this project writes (the SQLite database and its WAL, the secret key, session
+# directories and their artifacts) is owner-only whatever the shell's umask: the database holds
+# session keys and the artifacts hold transcripts. EVASITE_UMASK (octal) loosens it on purpose.
+EVASITE_UMASK = int(env_str("EVASITE_UMASK", "077"), 8)
+os.umask(EVASITE_UMASK)
+
 # DJANGO_SECRET_KEY in production; otherwise a key generated once into a git-ignored file.
 SECRET_KEY = env_str("DJANGO_SECRET_KEY") or secret_key_from_file(
     env_str("EVASITE_SECRET_KEY_FILE", str(BASE_DIR / ".secret_key")))
@@ -31,6 +37,26 @@ X_FRAME_OPTIONS = "DENY"
 
 # Read-only results pages (runs, results, compare, live progress) without login: opt-in.
 EVASITE_PUBLIC_RESULTS = env_bool("EVASITE_PUBLIC_RESULTS", False)
+
+# What runs started from the site may reach (scoring/runs/site_policy.py): a site user is not the
+# machine's owner, so the operator names the key variables they may use (EVASITE_KEY_NAMES, below)
+# and optionally the endpoint hosts (host, host:port or .domain; empty: any host). The command
+# line may name anything.
+EVASITE_ENDPOINT_HOSTS = env_list("EVASITE_ENDPOINT_HOSTS", [])
+# The shared token of the operator's bot servers (run_bot beyond loopback requires it). Bridges
+# send it only to bot URLs under these prefixes (ws://host:port[/path]); any other URL gets none.
+EVASITE_BOT_TOKEN = env_str("EVASITE_BOT_TOKEN")
+EVASITE_BOT_TOKEN_URLS = env_list("EVASITE_BOT_TOKEN_URLS", [])
+
+# Mail, only for the password-reset pages: they are routed only when EVASITE_EMAIL_HOST is set
+# (otherwise an anonymous POST would try SMTP on localhost).
+EMAIL_HOST = env_str("EVASITE_EMAIL_HOST")
+EMAIL_PORT = env_int("EVASITE_EMAIL_PORT", 587)
+EMAIL_HOST_USER = env_str("EVASITE_EMAIL_USER")
+EMAIL_HOST_PASSWORD = env_str("EVASITE_EMAIL_PASSWORD")
+EMAIL_USE_TLS = env_bool("EVASITE_EMAIL_TLS", True)
+DEFAULT_FROM_EMAIL = env_str("EVASITE_EMAIL_FROM", "evasite@localhost")
+EVASITE_PASSWORD_RESET = bool(EMAIL_HOST)
 
 INSTALLED_APPS = [
     "daphne",
@@ -186,6 +212,8 @@ CELERY_RESULT_EXPIRES = 7 * 24 * 3600
 # scoring), the silence that ends a call ([INACTIVITY_TIMEOUT], seconds; 0 disables) and an
 # optional cap on a call's length (seconds; unset -> the scenario's max_duration).
 EVASITE_HUMAN_CALL_RUNNER = "scoring.runs.human_run.run_human_call"
+# Why a call page's start would be refused, asked before the call exists (the site policy).
+EVASITE_HUMAN_CALL_CHECK = "scoring.runs.site_policy.call_problem"
 EVASITE_CALL_INACTIVITY_TIMEOUT = float(env_str("EVASITE_CALL_INACTIVITY_TIMEOUT", "120"))
 EVASITE_CALL_DURATION = env_int("EVASITE_CALL_DURATION", 0) or None
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from scoring.core.aggregate import scenario_label
+from scoring.core.csv_cells import safe_cell
 
 RULE = "=" * 80
 STOP_DETECTION_DELAY_S = 0.3  # the sender's stop-detection lag, removed from every segment end
@@ -70,7 +71,7 @@ def seglst_entries(segments: Iterable[Mapping[str, Any]], session_id: str) -> li
 
 
 def _csv_text(value: Any) -> str:
-    return '"' + ("" if value is None else str(value)).replace('"', '""') + '"'
+    return '"' + safe_cell("" if value is None else str(value)).replace('"', '""') + '"'
 
 
 def format_latencies_csv(results: Iterable[Mapping[str, Any]]) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from scoring.core.http_only import http_only_opener
 from scoring.core.signals import shape_normalize
 from scoring.core.values import is_number
 
@@ -304,7 +305,7 @@ def _post(config: JudgeConfig, body: dict[str, Any]) -> str:
         headers["Authorization"] = f"Bearer {config.api_key}"
     request = urllib.request.Request(config.url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=config.timeout) as response:
+        with http_only_opener().open(request, timeout=config.timeout) as response:  # no file://, no redirects
             payload = json.loads(response.read().decode("utf-8"))
     except urllib.error.HTTPError as exc:
         detail = exc.read().decode("utf-8", "replace")[:500]

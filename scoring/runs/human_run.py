@@ -17,6 +17,7 @@ from django.urls import reverse
 from scoring.models import Run, ScenarioResult
 from scoring.runs.options import Limits, OptionsError, RunOptions, options_argv, validate
 from scoring.runs.runner import RunError, run_evaluation
+from scoring.runs.site_policy import check_site_options
 
 
 class HumanCallError(RuntimeError):
@@ -68,6 +69,7 @@ def call_options(*, scenario_name: str, modality: str, agent: AgentChoice) -> Ru
         duration=settings.EVASITE_CALL_DURATION,
     )
     try:
+        check_site_options(options)  # first: validate reads the key variables it names
         validate(options, limits=Limits.from_settings())
     except OptionsError as exc:
         raise HumanCallError(str(exc)) from exc

@@ -8,15 +8,21 @@ and fails with one line naming the flag, the URL, what was tried and what came b
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import socket
+import time
 import urllib.error
 import urllib.request
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
+from scoring.core.http_only import http_only_opener
+from scoring.runs.endpoint_urls import BOT_SCHEMES, LLM_SCHEMES, url_problem, url_shape_problem
 from scoring.runs.options import RunOptions, redact_urls_in
 
 HTTP_TIMEOUT = 10.0
+MAX_ANSWER_BYTES = 1024 * 1024
 EVA_PREFIX = "eva_airline__"
 HANDSHAKE_TIMEOUT = 5.0
 
@@ -26,8 +32,11 @@ class PreflightError(RuntimeError):
 
 
 async def check_run_endpoints(options: RunOptions) -> None:
-    """Data root (when no eva_airline scenario could be registered), bot URLs, LLM URLs."""
+    """Data root (when no eva_airline scenario could be registered), URL shapes, bot URLs, LLM URLs."""
     check_data_root(options)
+    problem = url_shape_problem(options)  # before anything is contacted: no file://, no key in a URL
+    if problem:
+        raise PreflightError(redact_urls_in(problem))
     for side, url in (("agent", options.agent_url), ("user", options.user_url)):
         if url:
             await check_bot_url(side, url, options.modality)
@@ -62,6 +71,9 @@ async def check_bot_url(side: str, url: str, modality: str) -> None:
     from voice.protocol.websocket import connect_websocket
 
     flag = f"--{side}-url {redact_urls_in(url)}"
+    problem = url_problem(url, BOT_SCHEMES, None)
+    if problem:
+        raise PreflightError(f"{flag}: {problem}")
     try:
         channel = await connect_websocket(url, attempts=1)
     except ConnectionError as exc:
@@ -71,6 +83,8 @@ async def check_bot_url(side: str, url: str, modality: str) -> None:
         reply = await handshake_reply(channel, HANDSHAKE_TIMEOUT)
     except ConnectionClosed:
         raise PreflightError(f"{flag}: the {side} bot closed the connection during the client-ready handshake") from None
+    except Exception as exc:  # whatever a hostile bot makes of the handshake, one line
+        raise PreflightError(f"{flag}: the client-ready handshake failed ({_reason(exc)})") from None
     finally:
         await channel.close()
     mismatch = modality_mismatch(side, redact_urls_in(url), rtvi.stated_modality(reply), modality)
@@ -79,24 +93,26 @@ async def check_bot_url(side: str, url: str, modality: str) -> None:
 
 
 def check_llm_url(side: str, url: str, model: str, api_key_name: str | None) -> None:
-    """``GET <url>/models``; on 404 a one-token chat completion. 401/403, 404 and refused
-    connections each get their own wording."""
+    """``GET <url>/models``; on 404 a one-token chat completion. 401/403, 404, redirects,
+    answers that are not JSON and connections that fail each get their own wording."""
     from voice.bots.factory import api_key_for
 
     flag = f"--{side}-llm-url {redact_urls_in(url)}"
+    problem = url_problem(url, LLM_SCHEMES, f"{side}_api_key_name")
+    if problem:
+        raise PreflightError(f"{flag}: {problem}")
     try:
         key = api_key_for(url, api_key_name)
     except ValueError as exc:
-        raise PreflightError(f"{flag}: {exc}") from None
-    base = url.rstrip("/")
-    status = _http_status(flag, f"{base}/models", key, None)
+        raise PreflightError(f"{flag}: {redact_urls_in(str(exc))}") from None
+    status = _http_status(flag, _below(url, "models"), key, None)
     if status == 200:
         return
     if status in (401, 403):
         where = f"set {api_key_name} to a valid key" if api_key_name else f"pass --{side}-api-key-name"
         raise PreflightError(f"{flag}: the server refused the API key (HTTP {status} for GET /models); {where}")
     probe = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
-    second = _http_status(flag, f"{base}/chat/completions", key, probe)
+    second = _http_status(flag, _below(url, "chat/completions"), key, probe)
     if second == 200:
         return
     if second in (401, 403):
@@ -108,18 +124,57 @@ def check_llm_url(side: str, url: str, model: str, api_key_name: str | None) -> 
                          f"POST /chat/completions (model {model!r})")
 
 
+def _below(url: str, leaf: str) -> str:
+    """``leaf`` under the base URL's path (any fragment dropped)."""
+    parts = urlsplit(url.strip())
+    return urlunsplit((parts.scheme, parts.netloc, f"{parts.path.rstrip('/')}/{leaf}", parts.query, ""))
+
+
 def _http_status(flag: str, url: str, key: str, body: dict[str, Any] | None) -> int:
+    """The status of one request; a 200 must carry JSON (read within ``HTTP_TIMEOUT`` in all)."""
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(url, data=data, method="POST" if data else "GET",
                                      headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
     what = f"{request.get_method()} {url.rsplit('/', 1)[-1]}"
+    deadline = time.monotonic() + HTTP_TIMEOUT
     try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
-            return int(response.status)
+        with http_only_opener().open(request, timeout=HTTP_TIMEOUT) as response:
+            status = int(response.status)
+            answer = _read_until(response, deadline)
     except urllib.error.HTTPError as exc:
-        return int(exc.code)
-    except (urllib.error.URLError, OSError) as exc:
+        status = int(exc.code)
+        exc.close()
+        if 300 <= status < 400:
+            raise PreflightError(f"{flag}: HTTP {status} (a redirect) for {what}; redirects are not followed, "
+                                 "give the URL they lead to") from None
+        return status
+    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:
         raise PreflightError(f"{flag}: cannot reach the server ({_reason(exc)}); tried {what}") from None
+    except Exception as exc:  # anything else a hostile server provokes is still one line
+        raise PreflightError(f"{flag}: unusable answer to {what} ({_reason(exc)})") from None
+    if status == 200:
+        try:
+            json.loads(answer)
+        except ValueError:
+            raise PreflightError(f"{flag}: HTTP 200 for {what} but the answer is not JSON "
+                                 "(not an OpenAI-compatible API?)") from None
+    return status
+
+
+def _read_until(response: Any, deadline: float) -> bytes:
+    """The body, at most ``MAX_ANSWER_BYTES``, read before ``deadline`` (a server that drips
+    bytes cannot hold the preflight)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < MAX_ANSWER_BYTES:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the answer took too long")
+        chunk = response.read1(min(65536, MAX_ANSWER_BYTES - size)) if hasattr(response, "read1") else response.read(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def _reason(exc: BaseException) -> str:
@@ -135,5 +190,7 @@ def _reason(exc: BaseException) -> str:
         return "unknown host"
     if isinstance(exc, (TimeoutError, socket.timeout)):
         return "timed out"
-    text = str(exc)
+    if isinstance(exc, http.client.HTTPException):
+        return "the answer is not HTTP"
+    text = " ".join(str(exc).split())  # one line, whatever the other end put in its answer
     return text[:200] if text else type(exc).__name__

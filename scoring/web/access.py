@@ -35,3 +35,19 @@ def may_control(user: Any, owner_id: int | None) -> bool:
     if not getattr(user, "is_authenticated", False):
         return False
     return bool(user.is_staff or (owner_id is not None and owner_id == user.pk))
+
+
+def may_watch_live(user: Any, run_id: int) -> bool | None:
+    """Whether ``user`` may follow run ``run_id`` live (``ws/runs/<id>/``); None: no such run.
+
+    A human call's live events are the tester's own words as they speak or type them: its owner
+    and staff only, whatever ``EVASITE_PUBLIC_RESULTS`` says. Other runs: any logged-in user
+    (everyone when results are public), like the results pages."""
+    from scoring.models import Run
+
+    row = Run.objects.filter(pk=run_id).values("owner_id", "source").first()
+    if row is None:
+        return None
+    if row["source"] == Run.Source.HUMAN:
+        return may_control(user, row["owner_id"])
+    return bool(getattr(user, "is_authenticated", False) or results_are_public())

@@ -9,7 +9,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from scoring.runs.live import run_group
 from scoring.web.selectors import run_snapshot
-from scoring.web.access import results_are_public
+from scoring.web.access import may_watch_live, results_are_public
 
 
 class RunProgressConsumer(AsyncJsonWebsocketConsumer):
@@ -20,6 +20,13 @@ class RunProgressConsumer(AsyncJsonWebsocketConsumer):
         user = self.scope.get("user")
         if not (getattr(user, "is_authenticated", False) or results_are_public()):
             await self.close(code=4401)  # same rule as the pages: login required
+            return
+        allowed = await database_sync_to_async(may_watch_live)(user, self.run_id)
+        if allowed is None:
+            await self.close(code=4404)
+            return
+        if not allowed:
+            await self.close(code=4403)  # a human call: its tester and staff only
             return
         snapshot = await database_sync_to_async(run_snapshot)(self.run_id)
         if snapshot is None:

@@ -15,6 +15,7 @@ from scenarios.registry import domains, get_eval_scenario_class, list_eval_scena
 from scoring.runs.options import FIELDSETS, Limits, OptionsError, RunOptions, Spec, option_fields, validate
 from scoring.runs.options.schema import default_of, flag_of
 from scoring.runs.options.validation import upper_bound
+from scoring.runs.site_policy import check_site_options
 from scoring.web.gate import baseline_choices, baseline_initial
 from voice.bots.models.catalogue import BUILTIN_MODELS
 
@@ -123,6 +124,7 @@ class RunForm(forms.Form):
                 raise forms.ValidationError("Pick at least one scenario (--scenarios).")
             options.scenarios = list(data["scenarios"])
         try:
+            check_site_options(options)  # first: validate reads the key variables it names
             validate(options, limits=self.limits)
         except OptionsError as exc:
             raise forms.ValidationError(str(exc)) from exc

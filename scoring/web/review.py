@@ -7,6 +7,7 @@ import io
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from scoring.core.csv_cells import safe_cell
 from scoring.core.signals import composite_fields, signal_verdicts
 
 CSV_COLUMNS = ("run", "scenario_name", "trial", "is_successful", "is_task_successful", "db_state_match",
@@ -20,8 +21,15 @@ def results_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({name: "" if row.get(name) is None else row.get(name) for name in CSV_COLUMNS})
+        writer.writerow({name: _cell(row.get(name)) for name in CSV_COLUMNS})
     return out.getvalue()
+
+
+def _cell(value: Any) -> Any:
+    """Text as a spreadsheet shows it, never as a formula (review notes are typed by people)."""
+    if value is None:
+        return ""
+    return safe_cell(value) if isinstance(value, str) else value
 
 
 def rescored_metrics(metrics: Mapping[str, Any], success_signals: Iterable[str]) -> dict[str, Any]:

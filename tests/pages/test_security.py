@@ -3,7 +3,6 @@ read-only on purpose), CSRF on every form, and a key pasted into a URL field kep
 database, the pages, the logs and the artifacts."""
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,8 @@ from django.test import AsyncClient, Client, override_settings
 
 from scoring.models import Run, ScenarioResult
 from scoring.runs.options import RunOptions, redact_url, redact_urls_in
-from scoring.web import launcher
 from tests.pages.web_helpers import form_data, post
 
-LEAKS = ("sk-leak-user", "sk-leak-pass", "sk-leak-query")
 LEAKY_JUDGE_URL = "http://sk-leak-user:sk-leak-pass@127.0.0.1:9/v1/chat/completions?api_key=sk-leak-query"
 
 
@@ -95,27 +92,13 @@ def test_url_redaction_covers_userinfo_and_query() -> None:
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_key_pasted_into_a_url_field_reaches_nothing(tmp_path: Path, settings) -> None:
+    """Refused with the field that should name the key instead; nothing is run or stored."""
     settings.EVASITE_OUTPUT_DIR = str(tmp_path / "out")
     user = await sync_to_async(get_user_model().objects.create_user)("paster", password="pw-paster-123")
     client = AsyncClient()
     await client.aforce_login(user)
     response = await post(client, "/runs/new/", form_data(judge_url=LEAKY_JUDGE_URL, judge_model="judge"))
-    assert response.status_code == 302
-    run_id = int(response["Location"].rstrip("/").rsplit("/", 1)[1])
-    for _ in range(300):
-        if not launcher.running_here(run_id):
-            break
-        await asyncio.sleep(0.1)
-    run = await sync_to_async(Run.objects.get)(pk=run_id)
-    assert run.status == Run.Status.FINISHED and run.owner_id == user.pk and run.source == Run.Source.WEB
-    assert run.parsed_args["judge_url"] == "http://<redacted>@127.0.0.1:9/v1/chat/completions?api_key=<redacted>"
-    stored = str(run.parsed_args) + run.error + run.summary_text + "".join(
-        str(m) for m in await sync_to_async(list)(ScenarioResult.objects.filter(run=run).values_list("metrics", flat=True)))
-    pages = "".join([(await client.get(url)).content.decode(errors="replace")
-                     for url in (f"/runs/{run_id}/", "/")])
-    files = [p for p in Path(run.session_dir).rglob("*") if p.is_file()]
-    assert any(p.name == "judge_result.json" for p in files)  # the judge was asked, and failed
-    for leak in LEAKS:
-        assert leak not in stored and leak not in pages
-        for path in files:
-            assert leak.encode() not in path.read_bytes(), path
+    assert response.status_code == 200
+    assert "name it with --judge-api-key-name" in response.content.decode()
+    assert not await sync_to_async(Run.objects.exists)()
+    assert not (tmp_path / "out").exists()

@@ -62,12 +62,12 @@ async def test_run_bot_double_serves_a_whole_session(tmp_path):
         _stop(user)
 
 
-def test_run_bot_refuses_a_public_bind_without_a_token(monkeypatch):
+def test_run_bot_refuses_a_public_bind_without_a_token(settings):
     import pytest
     from django.core.management import CommandError, call_command
 
-    from voice.protocol.websocket import TOKEN_ENV
+    from voice.protocol.bot_token import TOKEN_ENV
 
-    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    settings.EVASITE_BOT_TOKEN = ""
     with pytest.raises(CommandError, match=TOKEN_ENV):
         call_command("run_bot", "--role", "agent", "--port", "0", "--host", "0.0.0.0", "--double")

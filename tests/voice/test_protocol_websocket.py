@@ -19,7 +19,7 @@ from voice.bridge.engine import SessionSetupError, run_session
 from voice.bridge.requests import handshake, request_or_none
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk, ConnectionClosed
-from voice.protocol.websocket import TOKEN_ENV, connect_websocket, serve_websocket
+from voice.protocol.websocket import connect_websocket, serve_websocket
 from voice.protocol.wire import UnusedFrame, WireError, decode, encode
 from voice.testing.double import DoubleOptions, double_host
 
@@ -71,16 +71,19 @@ async def test_a_second_client_is_refused_while_a_session_is_live():
         await server.close()
 
 
-async def test_a_token_server_refuses_clients_without_the_token(monkeypatch):
+async def test_a_token_server_refuses_clients_without_the_token(settings):
     server = await serve_websocket(double_host(DoubleOptions()), token="s3cret")
     try:
-        monkeypatch.delenv(TOKEN_ENV, raising=False)
+        settings.EVASITE_BOT_TOKEN, settings.EVASITE_BOT_TOKEN_URLS = "", [server.url]
         with pytest.raises(ConnectionError, match="401"):
             await connect_websocket(server.url, attempts=3, backoff=(0.1,))
-        monkeypatch.setenv(TOKEN_ENV, "wrong")
+        settings.EVASITE_BOT_TOKEN = "wrong"
         with pytest.raises(ConnectionError, match="401"):
             await connect_websocket(server.url, attempts=1)
-        monkeypatch.setenv(TOKEN_ENV, "s3cret")
+        settings.EVASITE_BOT_TOKEN, settings.EVASITE_BOT_TOKEN_URLS = "s3cret", []
+        with pytest.raises(ConnectionError, match="401"):  # not one of the operator's bot URLs
+            await connect_websocket(server.url, attempts=1)
+        settings.EVASITE_BOT_TOKEN_URLS = [server.url]
         channel = await connect_websocket(server.url, attempts=1)
         assert await handshake(channel, 3)
         await channel.close()

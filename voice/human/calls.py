@@ -18,6 +18,7 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from voice.human.peer import HumanPeer
+from voice.protocol import rtvi
 
 logger = logging.getLogger(__name__)
 
@@ -124,14 +125,14 @@ class Call:
             except TimeoutError:
                 self._fail("The browser's audio connection did not come up; try again or type instead.")
                 return
-            if self.peer.exit_text is not None and not self.offered and self.modality == "voice":
+            if self.peer.exit_text is not None:  # hung up (or the media failed) before the call began
                 self._fail("The call ended before it was connected.")
                 return
             runner = import_string(settings.EVASITE_HUMAN_CALL_RUNNER)
             try:
                 self.outcome = await runner(
                     scenario_name=self.scenario_name, owner_id=self.owner_id, modality=self.modality,
-                    agent=self.agent, peer=self.peer, on_turn=self._turn,
+                    agent=self.agent, peer=_HandshakeFirstPeer(self.peer), on_turn=self._turn,
                     on_open=self._opened,
                 )
             except Exception as exc:
@@ -165,6 +166,52 @@ class Call:
 
     def hang_up(self, why: str) -> bool:
         return self.peer.hang_up(why)
+
+
+class _HandshakeFirstChannel:
+    """The bridge's conversation channel to the tester, answering the handshake before anything
+    the tester did meanwhile.
+
+    Why: the bridge skips every item that arrives before ``bot-ready``, and a tester who hung up
+    while the agent was being set up has already queued their exit; skipped, it would leave the
+    call (and a voice pipeline) running until the inactivity timeout."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._ready: list[dict[str, Any]] = []
+
+    @property
+    def closed(self) -> bool:
+        return self._inner.closed
+
+    async def send(self, item: Any) -> None:
+        if isinstance(item, dict) and rtvi.message_type(item) == "client-ready" and not self._inner.closed:
+            self._ready.append(rtvi.bot_ready())
+            return
+        await self._inner.send(item)
+
+    async def recv(self) -> Any:
+        if self._ready:
+            return self._ready.pop(0)
+        return await self._inner.recv()
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+class _HandshakeFirstPeer:
+    """The call's ``HumanPeer`` as the runner's user endpoint, its channels wrapped as above."""
+
+    in_process = False
+
+    def __init__(self, peer: HumanPeer) -> None:
+        self._peer = peer
+        self.role = peer.role  # what a person cannot do, for the engine
+        self.label = peer.label
+        self.modality = peer.modality
+
+    async def connect(self, *, conversation: bool = False) -> _HandshakeFirstChannel:
+        return _HandshakeFirstChannel(await self._peer.connect(conversation=conversation))
 
 
 _calls: dict[str, Call] = {}

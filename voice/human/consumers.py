@@ -13,10 +13,11 @@ import json
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.urls import reverse
+from django.utils.module_loading import import_string
 
 from scenarios.registry import list_eval_scenarios
-from voice.bots.factory import check_model_slot
 from voice.human.agents import default_agent_model
 from voice.human.calls import Call, create_call, get_call
 from voice.human.control import Control, parse_control
@@ -84,15 +85,16 @@ class CallConsumer(AsyncWebsocketConsumer):
         agent = dict(control.agent)
         if "url" not in agent:
             agent.setdefault("model", default_agent_model())
-            try:
-                check_model_slot("agent", model=agent["model"], llm_url=agent.get("llm_url"),
-                                 api_key_name=agent.get("api_key_name"))
-            except ValueError as exc:
-                await self._error(str(exc))
-                return
+        scenario_name = self.scope["url_route"]["kwargs"]["scenario_name"]
+        # The runner's own checks (the site policy included), before the call exists: a refused
+        # agent is an error on this page, never a started call that fails.
+        problem = import_string(settings.EVASITE_HUMAN_CALL_CHECK)(
+            scenario_name=scenario_name, modality=control.modality, agent=agent)
+        if problem:
+            await self._error(problem)
+            return
         user = self.scope["user"]
-        call = create_call(owner_id=user.pk, scenario_name=self.scope["url_route"]["kwargs"]["scenario_name"],
-                           modality=control.modality, agent=agent)
+        call = create_call(owner_id=user.pk, scenario_name=scenario_name, modality=control.modality, agent=agent)
         self.owns = True
         self._follow(call)
         await self.send(json.dumps({

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import os
 from typing import Callable, Protocol, Sequence, Union
 
 import websockets
@@ -19,6 +18,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from voice.protocol.bot_token import TOKEN_ENV, token_for  # noqa: F401 - TOKEN_ENV re-exported
+from voice.protocol.bot_sessions import ClientSessions, ObservedChannel
 from voice.protocol.channel import Channel, ConnectionClosed, Item
 from voice.protocol.wire import UnusedFrame, WireError, decode, encode
 
@@ -33,9 +34,6 @@ PROTOCOL_ERROR = 1002
 SERVER_PING_TIMEOUT = 60.0
 """A bot server drops a client that stopped answering pings, so a vanished bridge frees the
 single session slot (generous: the bridge's loop may be busy with speech)."""
-TOKEN_ENV = "EVASITE_BOT_TOKEN"
-"""The shared token a bot server bound beyond loopback requires, and the bridge sends, as
-``Authorization: Bearer <token>``."""
 
 
 class WebSocketChannel:
@@ -109,7 +107,7 @@ async def connect_websocket(
     (a long LLM pause must not drop the socket).
     """
     last_error: Exception | None = None
-    token = os.environ.get(TOKEN_ENV)
+    token = token_for(url)  # only the operator's own bot servers get the bot token
     headers = {"Authorization": f"Bearer {token}"} if token else None
     for attempt in range(max(1, attempts)):
         if attempt:
@@ -161,11 +159,14 @@ class BotServer:
     One session at a time: while a client's connection is open, another is refused with HTTP
     409 (the bridge retries; it opens a fresh connection per phase after closing the last one),
     so nobody can take over a live bridge connection. With ``token`` set, a client must send it
-    as ``Authorization: Bearer <token>`` (HTTP 401 otherwise).
+    as ``Authorization: Bearer <token>`` (HTTP 401 otherwise). A request with an ``Origin`` header
+    comes from a web page (browsers always send one, the bridge never does) and is refused with
+    403, so a page open in a developer's browser cannot drive a loopback bot. Each client session
+    gets the bot ``sessions`` hands out (a fresh one per session for ``run_bot``).
     """
 
-    def __init__(self, host_obj: ServesChannels, host: str, *, token: str | None = None) -> None:
-        self._bot_host = host_obj
+    def __init__(self, sessions: ClientSessions[ServesChannels], host: str, *, token: str | None = None) -> None:
+        self._sessions = sessions
         self.host = host
         self.port = 0
         self._token = token
@@ -180,6 +181,8 @@ class BotServer:
         return self._active is not None and not self._active.closed
 
     def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
+        if request.headers.get("Origin") is not None:
+            return connection.respond(403, "web pages may not connect to a bot server\n")
         if self._token:
             sent = request.headers.get("Authorization", "")
             if not hmac.compare_digest(sent.encode(), f"Bearer {self._token}".encode()):
@@ -194,9 +197,11 @@ class BotServer:
             await ws.close(1013, "another session is live on this bot")
             return
         self._active = channel
+        observed = ObservedChannel(channel)
         try:
-            await self._bot_host.serve(channel)
+            await self._sessions.host_for_connection().serve(observed)
         finally:
+            self._sessions.connection_closed(observed)
             if self._active is channel:
                 self._active = None
             await channel.close()
@@ -230,9 +235,15 @@ class BotServer:
 
 async def serve_websocket(host_or_factory: HostLike, host: str = "127.0.0.1", port: int = 0,
                           *, token: str | None = None) -> BotServer:
-    """Start serving a ``BotHost`` (or a zero-argument factory, called once so the bot's state
-    survives reconnects) on ``host:port``; returns once bound. ``token``: see ``BotServer``."""
-    bot_host = host_or_factory if hasattr(host_or_factory, "serve") else host_or_factory()
-    server = BotServer(bot_host, host, token=token)
+    """Start serving on ``host:port``; returns once bound. ``token``: see ``BotServer``.
+
+    Given a ``BotHost``, every client shares it; given a zero-argument factory, each client
+    session gets a new host (``bot_sessions``), so no client reads what an earlier one left."""
+    if hasattr(host_or_factory, "serve"):
+        shared = host_or_factory
+        sessions: ClientSessions[ServesChannels] = ClientSessions(lambda: shared)  # type: ignore[arg-type]
+    else:
+        sessions = ClientSessions(host_or_factory)  # type: ignore[arg-type]
+    server = BotServer(sessions, host, token=token)
     await server.start(port)
     return server

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import asyncio
-import os
+from typing import Callable
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -10,7 +10,8 @@ from voice.bots.factory import is_loopback_host
 from voice.bots.host import BotHost
 from voice.bots.models.catalogue import DEFAULT_MODEL, ROLES
 from voice.modality import MODALITIES
-from voice.protocol.websocket import TOKEN_ENV, serve_websocket
+from voice.protocol.bot_token import TOKEN_ENV, bot_token
+from voice.protocol.websocket import serve_websocket
 
 
 class Command(BaseCommand):
@@ -31,13 +32,18 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         bind = str(options["host"])
-        token = os.environ.get(TOKEN_ENV) or None
+        token = bot_token()
         if token is None and not is_loopback_host(bind):
             raise CommandError(f"binding {bind} exposes the bot beyond this machine: set {TOKEN_ENV} to a shared "
-                               "token (the bridge sends the same variable's value)")
-        host = self._bot_host(options)
+                               "token (bridges send it to the URLs listed in EVASITE_BOT_TOKEN_URLS)")
+        first = [self._bot_host(options)]  # built now: a bad model is an error before listening
+
+        def new_session() -> BotHost:
+            """Each client session gets a bot of its own (nothing left over from the last client)."""
+            return first.pop() if first else self._bot_host(options)
+
         try:
-            asyncio.run(self._serve(host, bind, int(options["port"]), token))  # type: ignore[arg-type]
+            asyncio.run(self._serve(new_session, first[0], bind, int(options["port"]), token))  # type: ignore[arg-type]
         except KeyboardInterrupt:
             pass
 
@@ -62,8 +68,9 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         return BotHost(brain)
 
-    async def _serve(self, bot_host: BotHost, host: str, port: int, token: str | None) -> None:
-        server = await serve_websocket(bot_host, host, port, token=token)
+    async def _serve(self, new_session: Callable[[], BotHost], bot_host: BotHost, host: str, port: int,
+                     token: str | None) -> None:
+        server = await serve_websocket(new_session, host, port, token=token)
         self.stdout.write(f"Listening on {server.url} ({bot_host.brain.modality} modality)"
                           if hasattr(bot_host.brain, "modality") else f"Listening on {server.url}")
         self.stdout.flush()
