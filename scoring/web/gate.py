@@ -43,8 +43,8 @@ def _choice_label(run: Run, current_id: int | None) -> str:
 
 
 def baseline_choices() -> list[tuple[str, str]]:
-    """The New-run form's baseline choice: none, then the newest candidates by run id, with the
-    site's baseline always among them."""
+    """The New-run form's baseline choice: none, then the newest candidates (the values are run
+    ids), with the site's baseline always among them."""
     current = baseline_current()
     runs = list(baseline_candidates().order_by("-started_at", "-pk")[:BASELINE_CHOICES])
     if current is not None and current.run not in runs:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from asgiref.sync import sync_to_async
 
@@ -58,7 +59,7 @@ def open_site_baseline(options: RunOptions) -> SiteBaseline | None:
     return opened
 
 
-def record_site_gate(report: RunReport, options: RunOptions, baseline: SiteBaseline) -> dict:
+def record_site_gate(report: RunReport, options: RunOptions, baseline: SiteBaseline) -> dict[str, Any]:
     """Gate the finished run as ``run_eval`` does and store the verdict; returns the record."""
     if baseline.stored is None:
         record = unavailable_record(baseline.problem, baseline_label=baseline.reference)
