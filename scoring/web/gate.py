@@ -37,9 +37,9 @@ def baseline_current() -> BaselineMark | None:
 
 
 def _choice_label(run: Run, current_id: int | None) -> str:
-    mark = " — the site's baseline" if run.pk == current_id else ""
-    return (f"{run.title} · {run.agent_model or '?'} · {run.modality or '?'} · "
-            f"{run.successful_scenarios}/{run.completed_scenarios} passed{mark}")
+    mark = " (the site's baseline)" if run.pk == current_id else ""  # first, so a narrow list still shows it
+    return (f"{run.title}{mark} · {run.agent_model or '?'} · {run.modality or '?'} · "
+            f"{run.successful_scenarios}/{run.completed_scenarios} passed")
 
 
 def baseline_choices() -> list[tuple[str, str]]:
