@@ -13,9 +13,9 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 
 from scenarios.registry import get_eval_scenario_class
-from scoring.models import Run, RunTag, ScenarioResult
+from scoring.core.aggregate import scenario_group
+from scoring.models import BaselineMark, Run, RunTag, ScenarioResult
 from scoring.web import services
-from scoring.web.charts import scenario_group
 from scoring.web.review import results_csv
 
 REVIEW_FIELDS = ("reviewed", "review_verdict", "review_note")
@@ -56,6 +56,17 @@ class RunAdmin(admin.ModelAdmin):
 @admin.register(RunTag)
 class RunTagAdmin(admin.ModelAdmin):
     search_fields = ("name",)
+
+
+@admin.register(BaselineMark)
+class BaselineMarkAdmin(admin.ModelAdmin):
+    """Who made which run the site's baseline, and when (marks are made on the run page)."""
+
+    list_display = ("run", "marked_by", "marked_at")
+    readonly_fields = ("run", "marked_by", "marked_at")
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 class ScenarioGroupFilter(admin.SimpleListFilter):

@@ -73,6 +73,13 @@ class Run(models.Model):
                             help_text="A name people give the run (eval_<timestamp> when empty).")
     note = models.TextField(blank=True, max_length=RUN_NOTE_MAX, help_text="Free text by the owner.")
     tags = models.ManyToManyField(RunTag, blank=True, related_name="runs")
+    baseline = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="gated_runs",
+        help_text="The run a site-started run was gated against when it finished.")
+    gate = models.JSONField(
+        default=dict, blank=True,
+        help_text="The gate's verdict against the baseline as it stood when the run finished "
+                  "(scoring.core.gate_record); empty without a baseline.")
 
     class Meta:
         ordering = ["-started_at"]
@@ -87,6 +94,23 @@ class Run(models.Model):
     def title(self) -> str:
         """What pages call the run: its name, else its session directory's name."""
         return self.name or str(self)
+
+
+class BaselineMark(models.Model):
+    """A press of "Use as baseline" on a run: the latest mark is the site's baseline, which the New-run
+    form preselects. Marks are kept (who chose which baseline, when); deleting a run drops its
+    marks, so the previous baseline applies again."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="baseline_marks")
+    marked_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                  related_name="baseline_marks")
+    marked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-marked_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"baseline {self.run} ({self.marked_at:%Y-%m-%d %H:%M})"
 
 
 class ScenarioResult(models.Model):

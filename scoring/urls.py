@@ -17,6 +17,7 @@ urlpatterns = [
     path("runs/<int:pk>/annotate/", views.run_annotate, name="run_annotate"),
     path("runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),
     path("runs/<int:pk>/resume/", views.run_resume, name="run_resume"),
+    path("runs/<int:pk>/baseline/", views.run_use_as_baseline, name="run_use_as_baseline"),
     path("runs/<int:pk>/artifacts.zip", views.run_archive, name="run_archive"),
     path("results/<int:pk>/", views.result_detail, name="result_detail"),
     path("results/<int:pk>/review/", views.result_review, name="result_review"),

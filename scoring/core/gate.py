@@ -36,6 +36,8 @@ from scoring.core.stats import (
 from scoring.core.values import is_int
 
 DEFAULT_ALPHA = 0.05
+DEFAULT_MIN_AGENT_TURNS = 3
+"""``--min-agent-turns`` when a run's recorded flags do not say."""
 Verdicts = dict[str, dict[int, bool]]
 """Scenario name → trial number → passed, in queue order."""
 
@@ -71,6 +73,12 @@ def scenario_and_trial(metrics: Mapping[str, Any]) -> tuple[str, int]:
     if is_int(trial):
         return name, int(trial)
     return name, int(suffix.group(1)) if suffix else 1
+
+
+def recorded_min_agent_turns(parsed_args: Mapping[str, Any]) -> int:
+    """The stall floor a run's verdicts were scored with (its recorded ``--min-agent-turns``)."""
+    value = parsed_args.get("min_agent_turns")
+    return value if is_int(value) else DEFAULT_MIN_AGENT_TURNS
 
 
 def verdicts_from_metrics(metrics: Iterable[Mapping[str, Any]], *, min_agent_turns: int) -> Verdicts:

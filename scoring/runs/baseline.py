@@ -15,11 +15,10 @@ from typing import Any
 
 from scoring.core import resume as resume_rules
 from scoring.core.files import read_json
-from scoring.core.gate import scenario_and_trial
+from scoring.core.gate import DEFAULT_MIN_AGENT_TURNS, recorded_min_agent_turns, scenario_and_trial
 from scoring.runs.executors.base import RunError
 
 _TIMESTAMP = re.compile(r"(?:eval_)?(\d{8}_\d{6})")
-DEFAULT_MIN_AGENT_TURNS = 3
 
 
 class RunNotFound(RunError):
@@ -43,6 +42,22 @@ class StoredRun:
 def load_run(reference: str, *, output_dir: str | Path) -> StoredRun:
     """The run named by ``reference`` (timestamp, row id or session directory); RunNotFound."""
     session_dir, row = _locate(reference.strip(), Path(output_dir).expanduser())
+    return _stored_run(reference, session_dir, row)
+
+
+def load_run_id(run_id: int) -> StoredRun:
+    """A recorded run by its row id only: the site names baselines this way, never by a path or
+    a timestamp a user could steer elsewhere; RunNotFound."""
+    from scoring.models import Run
+
+    row = Run.objects.filter(pk=run_id).first()
+    if row is None:
+        raise RunNotFound(f"{run_id}: no such run")
+    session_dir = Path(row.session_dir)
+    return _stored_run(str(run_id), session_dir if session_dir.is_dir() else None, row)
+
+
+def _stored_run(reference: str, session_dir: Path | None, row: Any) -> StoredRun:
     parsed_args, names = _recorded_invocation(session_dir, row)
     if session_dir is not None:
         metrics, read_from = _metrics_from_files(session_dir, names), "metrics files"
@@ -53,14 +68,13 @@ def load_run(reference: str, *, output_dir: str | Path) -> StoredRun:
     label = session_dir.name if session_dir is not None else f"eval_{row.timestamp}"
     if not metrics:
         raise RunNotFound(f"{reference}: {label} holds no scored scenario")
-    min_turns = parsed_args.get("min_agent_turns")
     trials = parsed_args.get("trials")
     return StoredRun(
         label=label,
         session_dir=session_dir,
         run_id=row.pk if row is not None else None,
         metrics=metrics,
-        min_agent_turns=min_turns if isinstance(min_turns, int) else DEFAULT_MIN_AGENT_TURNS,
+        min_agent_turns=recorded_min_agent_turns(parsed_args),
         trials=trials if isinstance(trials, int) and trials >= 1 else 1,
         read_from=read_from,
     )

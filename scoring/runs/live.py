@@ -71,6 +71,11 @@ class ChannelsProgress:
         """The run stopped without finishing (cancelled, interrupted, failed)."""
         self._send({"type": "run.ended", "status": status, "error": error})
 
+    def run_gated(self, *, regression: bool | None) -> None:
+        """After the run finished, the site stored its verdict against the baseline (None: none
+        could be given)."""
+        self._send({"type": "run.gated", "regression": regression})
+
 
 class FanOut:
     """Delivers every progress call to several sinks (terminal and live group, say)."""

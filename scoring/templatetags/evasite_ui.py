@@ -75,3 +75,10 @@ def signed(value: float | None, places: int = 0) -> str:
 @register.filter
 def signed_percent(fraction: float | None, places: int = 1) -> str:
     return "—" if fraction is None else signed(fraction * 100, places)
+
+
+@register.filter
+def p_value(value: float | None) -> str:
+    """0.03125 -> "0.0312": four places rounded as Python rounds, the way the gate's own report
+    (``run_eval --baseline``) prints them, so a page and the reasons beside it agree; "—" for None."""
+    return "—" if value is None else f"{value:.4f}"

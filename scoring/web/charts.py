@@ -1,7 +1,8 @@
 """Figures for the run page, drawn server-side as SVG geometry (no chart library, works offline):
 pass/fail per scenario group (1.x ... 7.x) and the latency histogram with p50/p95 marked.
 
-Pure: inputs are plain values, outputs are dataclasses the templates turn into SVG elements.
+Pure: inputs are plain values, outputs are dataclasses the templates turn into SVG elements. The
+groups themselves are the scoring core's (``scoring.core.aggregate.scenario_group``).
 """
 from __future__ import annotations
 
@@ -14,12 +15,6 @@ from scoring.core.latency import overall_latency_stats
 WIDTH = 640
 HEIGHT = 200
 MARGIN = 30
-
-
-def scenario_group(eva_id: str | None) -> str:
-    """``"1.1.3"`` -> ``"1.x"``; scenarios without a dataset id fall in ``"other"``."""
-    head = (eva_id or "").split(".", 1)[0]
-    return f"{head}.x" if head.isdigit() else "other"
 
 
 @dataclass

@@ -2,7 +2,7 @@
 (``scoring.runs.options``). Fields, their bounds (``min``/``max`` from the operator's limits) and
 their fieldsets come from the declarations; the checks are the CLI's ``validate``, so both refuse
 the same values with the same messages. Key names are a choice among the operator's
-``EVASITE_KEY_NAMES``, never free text."""
+``EVASITE_KEY_NAMES``, and a baseline a choice among this site's finished runs: never free text."""
 from __future__ import annotations
 
 from dataclasses import Field
@@ -16,6 +16,7 @@ from scoring.runs.options import FIELDSETS, Limits, OptionsError, RunOptions, Sp
 from scoring.runs.options.schema import default_of, flag_of
 from scoring.runs.options.validation import upper_bound
 from scoring.runs.site_policy import check_site_options
+from scoring.web.gate import baseline_choices, baseline_initial
 from voice.bots.models.catalogue import BUILTIN_MODELS
 
 SCOPES = (("all", "All scenarios"), ("domain", "One domain"), ("pick", "Picked scenarios"))
@@ -34,6 +35,9 @@ def scenario_choices() -> list[tuple[str, str]]:
 
 
 def _help(item: Field, spec: Spec) -> str:
+    if spec.names_run:
+        return (f"{flag_of(item.name)}: when the run finishes, gate it against this run (a finished run of "
+                "this site; the run marked \"Use as baseline\" is preselected).")
     role = MODEL_FIELDS.get(item.name)
     builtins = ""
     if role is not None:
@@ -49,6 +53,11 @@ def option_form_field(item: Field, spec: Spec, *, limits: Limits, key_names: tup
                               "required": default is not None and spec.kind is not bool}
     if spec.key_name:
         return forms.ChoiceField(choices=[(name, name) for name in key_names], **common)
+    if spec.names_run:
+        # Callables: the runs are read when the form is shown or checked, not when it is built
+        # (the New-run view builds it on the event loop).
+        return forms.ChoiceField(**{**common, "choices": baseline_choices, "initial": baseline_initial,
+                                    "required": False})
     if spec.choices is not None:
         return forms.ChoiceField(choices=[(choice, choice) for choice in spec.choices], **common)
     if spec.kind is bool:

@@ -3,7 +3,8 @@ off the request path, with the strong references asyncio needs and a handle to c
 
 Cancelling the task is the same as Ctrl-C on ``run_eval``: in-flight scenarios are ended, the run
 is recorded ``interrupted`` and ``--resume`` (the Resume button) picks it up; finished scenarios
-are already on disk and in the database.
+are already on disk and in the database. A run with a baseline is gated when it finishes, as
+``run_eval --baseline`` does (``scoring.web.site_gate``).
 """
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from asgiref.sync import sync_to_async
+
 from scoring.runs.options import RunOptions, options_argv
 from scoring.runs.options.resume_defaults import adopt_recorded
 from scoring.runs.runner import RunError, run_evaluation
+from scoring.web.site_gate import gate_finished_run, open_site_baseline
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +38,10 @@ def running_here(run_id: int) -> bool:
 
 async def _execute(options: RunOptions, owner_id: int | None, on_open: Any) -> None:
     try:
-        await run_evaluation(options, argv=options_argv(options), source="web", owner_id=owner_id,
-                             on_open=on_open)
+        baseline = await sync_to_async(open_site_baseline)(options)  # before any call, like the CLI
+        report = await run_evaluation(options, argv=options_argv(options), source="web", owner_id=owner_id,
+                                      on_open=on_open)
+        await gate_finished_run(report, options, baseline)
     except asyncio.CancelledError:
         pass  # the runner has recorded the run as interrupted
     except RunError:

@@ -10,6 +10,7 @@ from django.urls import NoReverseMatch, reverse
 from scoring.models import Run
 from scoring.web import selectors
 from scoring.web.access import may_control
+from scoring.web.gate import run_baseline_status, run_flaky, run_gate
 from scoring.web.run_state import run_labels, run_state
 
 SCENARIO_PLACEHOLDER = "__scenario__"
@@ -43,5 +44,8 @@ def run_page_context(run: Run, user: Any) -> dict[str, Any]:
         "listen_url_template": listen_url(run.pk, SCENARIO_PLACEHOLDER),
         "scenario_placeholder": SCENARIO_PLACEHOLDER,
         "may_control": controls,
+        "baseline_status": run_baseline_status(run, may_control=controls),
+        "gate": run_gate(run, status=state.status),
+        "flaky": run_flaky(run),
         "has_session_dir": Path(run.session_dir).is_dir(),
     }

@@ -314,8 +314,9 @@ def _eva_id_of(name: str) -> str:
 
 def run_charts(run: Run) -> dict[str, Any]:
     """The run page's figures: pass/fail per scenario group and the pooled latency histogram."""
+    from scoring.core.aggregate import scenario_group
     from scoring.core.latency import latency_values
-    from scoring.web.charts import group_bars, latency_histogram, scenario_group
+    from scoring.web.charts import group_bars, latency_histogram
 
     outcomes, latencies = [], []
     for name, success, metrics in run.results.values_list("scenario_name", "is_successful", "metrics"):

@@ -1,19 +1,23 @@
 """Writes the site makes besides running evaluations: a run's name, tags and note, a reviewer's
-verdict on a result, and re-scoring results from their stored metrics. Views and the admin call
-these; each is one short transaction, so the rules (a verdict is a review, the reviewer and time
-are stamped, the row and ``metrics.json`` agree after a re-score) live in one place."""
+verdict on a result, re-scoring results from their stored metrics, the site's baseline and the
+gate's verdict a site run stores. Views, the admin and the site's run step call these; each is
+one short transaction, so the rules (a verdict is a review, the reviewer and time are stamped,
+the row and ``metrics.json`` agree after a re-score, only a finished run can be the baseline)
+live in one place."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from scenarios.registry import get_eval_scenario
 from scoring.core.files import write_json
-from scoring.models import Run, RunTag, ScenarioResult
+from scoring.models import BaselineMark, Run, RunTag, ScenarioResult
 from scoring.services import scenario_result_record
+from scoring.web.gate import baseline_candidates, baseline_current
 from scoring.web.review import rescored_metrics
 
 
@@ -81,3 +85,29 @@ def run_mark_cancelled(*, run_id: int, by: str) -> None:
     """Say who cancelled a run from the site (the runner only knows it was interrupted)."""
     Run.objects.filter(pk=run_id, status=Run.Status.INTERRUPTED).update(
         error=f"cancelled from the site by {by}"[:500])
+
+
+class BaselineRefused(ValueError):
+    """The run cannot be the site's baseline (the message says why, in the site's words)."""
+
+
+@transaction.atomic
+def run_mark_baseline(*, run_id: int, user_id: int | None) -> BaselineMark:
+    """Make the run the site's baseline (the New-run form preselects it). Marking the current
+    baseline again changes nothing; a run still going, without results or a human call is
+    refused with BaselineRefused."""
+    if not baseline_candidates().filter(pk=run_id).exists():
+        raise BaselineRefused("Only a finished run with results can be the baseline (not a human call, "
+                              "nor a run that is still going or stopped).")
+    current = baseline_current()
+    if current is not None and current.run_id == run_id:
+        return current
+    return BaselineMark.objects.create(run_id=run_id, marked_by_id=user_id)
+
+
+@transaction.atomic
+def run_gate_record(*, run_id: int, baseline_id: int | None, record: dict[str, Any]) -> None:
+    """Store the gate's verdict (``scoring.core.gate_record``) with the run it judged; the link to
+    the baseline is kept only while that run exists."""
+    baseline = Run.objects.filter(pk=baseline_id).first() if baseline_id is not None else None
+    Run.objects.filter(pk=run_id).update(baseline=baseline, gate=record)

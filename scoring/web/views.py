@@ -28,6 +28,7 @@ from scoring.web.archive import session_zip
 from scoring.web.compare import differing_flags
 from scoring.web.diff_outline import diff_outline
 from scoring.web.forms import RunForm
+from scoring.web.gate import compare_gate
 from scoring.web.ranges import ranged_file_response
 from scoring.web.recovery import recover_orphaned_runs
 from scoring.web.review_queue import result_neighbours
@@ -99,6 +100,22 @@ def run_annotate(request: HttpRequest, pk: int) -> HttpResponse:
         for errors in form.errors.values():
             for error in errors:
                 messages.error(request, error)
+    return redirect("scoring:run_detail", pk=run.pk)
+
+
+@require_POST
+def run_use_as_baseline(request: HttpRequest, pk: int) -> HttpResponse:
+    """Owner or staff: make this run the site's baseline, which the New-run form preselects."""
+    run = _run_or_404(pk)
+    if not may_control(request.user, run.owner_id):
+        return HttpResponseForbidden("Only the user who started this run, or staff, may make it the baseline.")
+    try:
+        services.run_mark_baseline(run_id=run.pk, user_id=request.user.pk)
+    except services.BaselineRefused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{run.title} is now the site's baseline: new runs are gated against it "
+                                  "unless you choose otherwise.")
     return redirect("scoring:run_detail", pk=run.pk)
 
 
@@ -215,8 +232,10 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         return render(request, "scoring/compare.html", context)
     comparison = selectors.compare_runs(a, b)
     rows = [row for row in comparison.rows if row.flip] if context["flips_only"] else comparison.rows
+    gate = compare_gate(a, b)
     context.update(comparison=comparison, rows=rows, labels_a=run_labels(a), labels_b=run_labels(b),
-                   flag_differences=differing_flags(selectors.run_flags(a), selectors.run_flags(b)))
+                   flag_differences=differing_flags(selectors.run_flags(a), selectors.run_flags(b)),
+                   gate=gate, flaky_names=gate.flaky_names)
     scenario = str(request.GET.get("scenario", ""))[:200]
     if scenario:
         trial = _run_id(request.GET.get("trial", "1")) or 1
@@ -243,7 +262,8 @@ async def run_new(request: HttpRequest) -> HttpResponse:
     run (many attempts, or a long estimated wall time) asks once for confirmation first."""
     form = RunForm(request.POST or None, initial=_initial_for(request) if request.method == "GET" else None)
     plan, confirm = None, False
-    if request.method == "POST" and form.is_valid():
+    # Checking reads the database (the baseline must be one of the offered runs): off the event loop.
+    if request.method == "POST" and await sync_to_async(form.is_valid)():
         try:
             plan = await sync_to_async(_plan_for)(form)
         except RunError as exc:

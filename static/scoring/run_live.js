@@ -1,5 +1,5 @@
 // Live run page. The socket (ws/runs/<id>/: snapshot, then run.started / scenario.started / turn /
-// scenario.finished / run.finished / run.ended) says *when* something changed; after each change
+// scenario.finished / run.finished / run.ended / run.gated) says *when* something changed; after each change
 // the page fetches its panels (status, controls, notice, counts, facts, charts, results, summary)
 // rendered by the server from the same partials as a reload, so nothing on the page can
 // contradict the database. The running scenarios' transcripts are drawn here from the turns.
@@ -125,6 +125,9 @@ function onEvent(event) {
     case "run.finished":
     case "run.ended":
       if (event.type !== "run.started") dropAllCards();
+      refresh();
+      break;
+    case "run.gated":  // the verdict against the baseline, stored just after the run finished
       refresh();
       break;
   }

@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.test import AsyncClient, Client, override_settings
 
-from scoring.models import Run, ScenarioResult
+from scoring.models import BaselineMark, Run, ScenarioResult
 from scoring.runs.options import RunOptions, redact_url, redact_urls_in
 from tests.pages.web_helpers import form_data, post
 
@@ -39,7 +39,7 @@ def test_every_page_sends_anonymous_users_to_the_login(stored) -> None:
         assert response.status_code == 302, url
         assert response["Location"].startswith("/accounts/login/?next="), url
     run = stored[0]
-    for url in (f"/runs/{run.pk}/cancel/", f"/runs/{run.pk}/resume/", "/runs/new/"):
+    for url in (f"/runs/{run.pk}/cancel/", f"/runs/{run.pk}/resume/", f"/runs/{run.pk}/baseline/", "/runs/new/"):
         assert anonymous.post(url).status_code == 302, url
     assert anonymous.get("/admin/").status_code == 302
     assert anonymous.get("/accounts/login/").status_code == 200
@@ -57,10 +57,12 @@ def test_public_results_opens_only_the_read_only_pages(stored) -> None:
         page = response.content.decode()
         assert response.status_code == 200 and text in page, url
         # Read-only: no control, no review or annotation form for someone who is not logged in.
-        for control in (">Cancel</button>", ">Resume</button>", 'id="review-form"', "Name, tags and note", "Log out"):
+        for control in (">Cancel</button>", ">Resume</button>", ">Use as baseline</button>", 'id="review-form"',
+                        "Name, tags and note", "Log out"):
             assert control not in page, (url, control)
     assert anonymous.post(f"/results/{result.pk}/review/", {"verdict": "agrees"}).status_code == 302
     assert anonymous.post(f"/runs/{run.pk}/annotate/", {"name": "x"}).status_code == 302
+    assert anonymous.post(f"/runs/{run.pk}/baseline/").status_code == 302 and not BaselineMark.objects.exists()
     result.refresh_from_db()
     run.refresh_from_db()
     assert not result.reviewed and run.name == ""
@@ -75,7 +77,8 @@ def test_posts_without_a_csrf_token_are_refused(stored) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)
     for url in ("/runs/new/", f"/runs/{run.pk}/cancel/", f"/runs/{run.pk}/resume/", "/accounts/logout/",
-                f"/runs/{run.pk}/annotate/", f"/results/{ScenarioResult.objects.get().pk}/review/"):
+                f"/runs/{run.pk}/annotate/", f"/runs/{run.pk}/baseline/",
+                f"/results/{ScenarioResult.objects.get().pk}/review/"):
         assert client.post(url, {"scope": "all"}).status_code == 403, url
     assert not Run.objects.exclude(pk=run.pk).exists()
 

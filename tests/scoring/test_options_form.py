@@ -28,7 +28,7 @@ def test_form_fields_are_the_declared_form_options_with_bounds(db, settings) -> 
     assert 'max="3"' in str(form["concurrency"])
     assert [choice for choice, _ in form.fields["agent_api_key_name"].choices] == ["AGENT_API_KEY", "OTHER_KEY"]
     legends = [legend for legend, fields in form.fieldsets()]
-    assert legends == ["Call", "Agent", "Passenger", "Judge (optional)"]
+    assert legends == ["Call", "Agent", "Passenger", "Judge (optional)", "Gate (optional)"]
     assert sum(len(fields) for _, fields in form.fieldsets()) == len(declared)
 
 

@@ -35,6 +35,7 @@ class Spec:
     label: str | None = None
     url: str | None = None  # "llm" (http[s]) or "bot" (ws[s]): redacted, checked on the site
     key_name: bool = False  # names an environment variable holding a key
+    names_run: bool = False  # names a recorded run: the site offers a choice of its runs, never free text
     secret: bool = False  # an inline secret: never stored, never shown
     compared_on_resume: bool = False  # harness.md §16.3 soft-check
     metavar: str | None = None
@@ -52,8 +53,8 @@ def option(default: Any = None, /, **spec: Any) -> Any:
     return field(default=default, metadata=meta)
 
 
-CALL, AGENT, PASSENGER, JUDGE = "Call", "Agent", "Passenger", "Judge (optional)"
-FIELDSETS = (CALL, AGENT, PASSENGER, JUDGE)
+CALL, AGENT, PASSENGER, JUDGE, GATE = "Call", "Agent", "Passenger", "Judge (optional)", "Gate (optional)"
+FIELDSETS = (CALL, AGENT, PASSENGER, JUDGE, GATE)
 """The New-run form's fieldsets, in page order (scenario selection comes first, on its own)."""
 
 
@@ -139,8 +140,9 @@ class RunOptions:
     executor: str | None = option(None, choices=EXECUTORS,
                                   help="Where attempts run: local asyncio tasks or celery workers "
                                        "(default: EVASITE_EXECUTOR).")
-    # The release gate and the CI reports, applied after the run (scoring.runs.finish).
-    baseline: str | None = option(None, metavar="RUN",
+    # The release gate and the CI reports, applied after the run (scoring.runs.finish). The
+    # report paths stay off the form: a site user never names a file on the server.
+    baseline: str | None = option(None, metavar="RUN", names_run=True, form=GATE,
                                   help="Compare the run with this one: its timestamp, run id or session directory.")
     fail_on_regression: bool = option(False, kind=bool, help="Exit 3 when the gate finds a regression against --baseline.")
     regression_alpha: float = option(DEFAULT_ALPHA, kind=float, above=0, high=0.5,
