@@ -19,10 +19,9 @@ from voice.bots.brain import BrainConfig
 from voice.bots.factory import build_brain
 from voice.bots.models.base import BuiltinLLMService, tool_exchanges
 from voice.bots.models.heard_identity import parse_confirmation
-from voice.bots.models.listening import GIVE_UP, REASK_MARKER
+from voice.bots.models.listening import GIVE_UP, MAX_IDENTITY_REQUESTS, MAX_LOOKUPS, REASK_MARKER, requests_made
 from voice.bots.models.scripted import ScriptedPassengerPolicy
 from voice.bots.pipeline import PipecatBrain
-from voice.entities import entity_in
 from voice.protocol.channel import AudioChunk
 
 SILENCE = AudioChunk(bytes(3200), 16000)  # 100 ms
@@ -74,6 +73,16 @@ class AudioRelay:
             elif item.get("type") == "bot-started-speaking":
                 utterances.append([])
         return utterances
+
+    def said_at(self, side: str, words: str) -> float:
+        """When ``side``'s TTS text, sentence by sentence, had first said ``words``."""
+        spoken = ""
+        for at, item in self.events[side]:
+            if isinstance(item, dict) and item.get("type") == "bot-tts-text":
+                spoken += " " + item["data"]["text"]
+                if words in spoken:
+                    return at
+        raise AssertionError(f"{side} never said {words!r}")
 
     def heard(self, side: str) -> list[str]:
         return [i["data"]["text"] for _, i in self.events[side] if isinstance(i, dict) and i.get("type") == "user-transcription"]
@@ -145,22 +154,35 @@ async def test_voice_listening_agent_acts_on_what_it_heard():
     assert not silent_contexts, silent_contexts
 
     # What was done follows from what was heard: each lookup used a code parsed from the caller's
-    # turns before it, and the database changed only after one that succeeded.
+    # turns before it, and the booking is either found and changed, or the agent used every try
+    # it has on what it misheard and changed nothing. (How often Whisper hears the spelling right
+    # is a rate over many calls: test_run_eval_voice and bench/speech_selftest.py.)
     messages = [m for m in relay.exit_context if isinstance(m, dict)]
     lookups = [x for x in tool_exchanges(messages) if x.name == "get_reservation"]
     assert lookups, f"no lookup; the agent heard {relay.heard('agent')}"
     for lookup in lookups:
         assert lookup.arguments["confirmation_number"] in parsed_codes_before(messages, lookup)
-    if any(x.succeeded for x in lookups):
+    said_turns = relay.said("agent")
+    said = " ".join(said_turns)  # TTS text arrives sentence by sentence
+    failed = [x for x in lookups if not x.succeeded]
+    found = [x for x in lookups if x.succeeded]
+    if found:
+        assert lookups.index(found[0]) == len(failed), "no lookup after the booking was found"
+        assert found[0].arguments["confirmation_number"] == "ZK3FFW"
+        assert found[0].arguments["last_name"].lower() == "rodriguez"
         assert db_hash(agent_state["db"]) == db_hash(scenario.expected_scenario_db)
-        assert next(x for x in lookups if x.succeeded).arguments["confirmation_number"] == "ZK3FFW"
-        # The agent->user direction carried the flight number, spelled, and the passenger heard it.
-        assert "S, K, seven, zero, three" in " ".join(relay.said("agent"))
-        assert any(entity_in("SK703", heard) for heard in relay.heard("user"))
+        # The read-back spells the new flight, and the agent->user direction carried it: the
+        # passenger transcribed speech that began after the read-back did (what it heard is a rate).
+        assert "S, K, seven, zero, three" in said
+        readback = relay.said_at("agent", "S, K, seven, zero, three")
+        assert any(t > readback and item.get("type") == "user-transcription" and item["data"]["text"].strip()
+                   for t, item in relay.events["user"] if isinstance(item, dict)), relay.heard("user")
     else:
+        assert len(failed) == MAX_LOOKUPS or requests_made(said_turns) >= MAX_IDENTITY_REQUESTS, said_turns
+        assert GIVE_UP.split(".")[0] in said
         assert db_hash(agent_state["db"]) == db_hash(initial_db("1.1.2"))
-    if len(lookups) > 1:  # a misheard letter: the agent asked again before it found the booking
-        assert not lookups[0].succeeded and REASK_MARKER in " ".join(relay.said("agent"))
+    # Every failed lookup but a last one that ends the call is followed by asking again.
+    assert said.count(REASK_MARKER) >= len(failed) - (0 if found else 1)
 
     utterances = relay.utterance_audio("agent")
     assert len(utterances) >= 3 and all(utterances)
