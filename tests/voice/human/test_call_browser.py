@@ -10,13 +10,15 @@ import json
 import re
 import time
 import wave
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, PASSWORD, USERNAME, LiveSite, log_in, require, start_site
-from tests.voice.human.helpers import IDENTITY_SPOKEN, OTHER_SEED, SEED, reply_to, typed_identity, typed_reply
+from tests.voice.human.helpers import (ACCEPT, IDENTITY_SPOKEN, OTHER_SEED, SEED, reply_to, typed_identity,
+                                      typed_reply)
 
 pytestmark = pytest.mark.slow
 
@@ -59,15 +61,28 @@ def quiet_chromium(tmp_path_factory):
             browser.close()
 
 
+def _heard_right(line: str) -> Callable[[str], bool]:
+    """What a transcript of ``line`` must yield for the agent to act on it as the tester meant."""
+    from voice.bots.models.heard_identity import parse_confirmation, parse_last_name
+    from voice.bots.models.listening import accepted
+
+    if line == IDENTITY_SPOKEN:
+        return lambda text: (parse_confirmation(text) == "ZK3FFW"
+                             and (parse_last_name(text) or "").lower() == "rodriguez")
+    if line == ACCEPT:
+        return lambda text: accepted(text) is True
+    return lambda text: bool(text.strip())
+
+
 def _clips(lines: list[str]) -> dict[str, tuple[str, int]]:
-    """Each line spoken by the project's own TTS (Piper), as base64 s16le mono PCM."""
-    from tests.voice.speech_helpers import synthesize
-    from voice.speech.piper_tts import make_piper_tts
+    """Each line spoken by the project's own TTS (Piper), in a rendering Whisper hears right, as
+    base64 s16le mono PCM (so the call's outcome does not hang on one lucky recognition)."""
+    from tests.voice.speech_helpers import heard_right_clip
 
     async def speak_all() -> dict[str, tuple[str, int]]:
         out = {}
         for line in lines:
-            pcm, rate = await synthesize(make_piper_tts(), line)
+            pcm, rate, _ = await heard_right_clip(line, _heard_right(line))
             pad = bytes(int(rate * 0.3) * 2)  # a breath of silence either side, like a person
             out[line] = (base64.b64encode(pad + pcm + pad).decode(), rate)
         return out
@@ -138,6 +153,8 @@ def test_a_spoken_call_reaches_the_agent_and_ends_on_the_stored_result(call_site
             # Not awaited: the agent may end the call (and the page navigate) while a clip plays.
             page.evaluate("([b64, rate]) => { window.evasiteCall.injectAudio(b64, rate); }", [b64, rate])
         page.wait_for_url("**/results/*/", timeout=90_000)
+        expected = page.locator("dl.hashes dd").nth(0).inner_text()
+        actual = page.locator("dl.hashes dd").nth(1).inner_text()
         stored = _stored(call_site, _result_id(page))
     finally:
         page.close()
@@ -149,6 +166,11 @@ def test_a_spoken_call_reaches_the_agent_and_ends_on_the_stored_result(call_site
     assert {"confirmation_number": "ZK3FFW", "last_name": "Rodriguez"} in [
         {k: str(v).upper() if k == "confirmation_number" else str(v) for k, v in lookup.items()} for lookup in lookups
     ], (stored, IDENTITY_SPOKEN)
+    # ...and, told yes, made the change: the final database is the gold one, on the page and stored.
+    names = [c["name"] for c in stored["calls"]]
+    assert [n for n in names if n not in ("get_reservation", "end_conversation")], names
+    assert expected == actual and len(actual) >= 32
+    assert stored["db_state_match"] is True and stored["is_successful"] is True, stored
     assert stored["stop_reason"] == "[EXIT]", stored
 
 
