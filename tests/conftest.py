@@ -48,6 +48,20 @@ def _unit(item: pytest.Item) -> str:
     return "@" + str(group.args[0] if group.args else group.kwargs.get("name", "default"))
 
 
+def _name_groups_in_node_ids(items: list[pytest.Item]) -> None:
+    """Append ``@group`` to grouped tests' node ids on an xdist worker, as xdist means to: its own
+    hook sets ``item._nodeid``, which pytest 9.2's structured node ids (``item._id``) ignore, so
+    without this ``--dist loadgroup`` would scatter a group over the workers."""
+    from _pytest.nodeid import NodeId
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for item in items:
+        name = _unit(item)
+        if name.startswith("@") and not item.nodeid.endswith(name) and hasattr(item, "_id"):
+            item._id = NodeId.parse(item.nodeid + name)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> Generator[None, None, None]:
     """Before the other hooks: group each module that shares a module-scoped fixture (xdist reads
@@ -59,6 +73,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> Generator[None, N
         if not item.get_closest_marker("xdist_group") and _shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     yield
+    _name_groups_in_node_ids(items)
     slow: dict[str, int] = {}
     for item in items:
         slow[_unit(item)] = slow.get(_unit(item), 0) + bool(item.get_closest_marker("slow"))
