@@ -25,6 +25,10 @@ from voice.bots.pipeline import PipecatBrain
 from voice.protocol.channel import AudioChunk
 
 SILENCE = AudioChunk(bytes(3200), 16000)  # 100 ms
+HANG_GUARD_S = 400
+"""Only stops a call that hangs: unpaced, a call is CPU-bound, so a loaded machine stretches it."""
+# The unpaced calls take what CPU there is: on one worker, one after another (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("voice-cpu")
 
 
 class AudioRelay:
@@ -147,7 +151,7 @@ async def test_voice_listening_agent_acts_on_what_it_heard():
     sink = logger.add(lambda m: silent_contexts.append(str(m)), level="WARNING",
                       filter=lambda r: "completed with no audio" in r["message"])
     try:
-        relay, agent_state, _ = await _call(agent, user, "1.1.2", 90)
+        relay, agent_state, _ = await _call(agent, user, "1.1.2", HANG_GUARD_S)
     finally:
         logger.remove(sink)
     # Tool-only replies (the lookup) are not handed to the TTS as empty turns.
@@ -211,7 +215,7 @@ async def test_voice_agent_asks_again_and_changes_nothing_for_a_code_it_cannot_f
     user = PipecatBrain(role="user", llm_factory=lambda brain: BuiltinLLMService(policy), modality="voice",
                         speech=_speech(None, None), policy=policy, pace_audio=False, turn_gap_secs=0.5)
     owner.append(user)
-    relay, agent_state, _ = await _call(agent, user, "1.1.2", 150)
+    relay, agent_state, _ = await _call(agent, user, "1.1.2", HANG_GUARD_S)
 
     assert db_hash(agent_state["db"]) == db_hash(initial_db("1.1.2"))
     messages = [m for m in relay.exit_context if isinstance(m, dict)]
@@ -255,4 +259,6 @@ async def test_voice_pipeline_loads_the_piper_voice_off_the_event_loop():
         ticker.cancel()
         await brain.stop()
     assert piper_tts._loaded_voice.cache_info().currsize == 1, "the voice was loaded"
-    assert max(gaps) < 0.25, f"the loop stalled {max(gaps):.2f} s during a {built:.2f} s pipeline build"
+    # Loaded on the loop, one gap would last the whole load; a loaded machine's scheduling alone
+    # makes gaps of a few tenths, so the bound is relative to the build.
+    assert max(gaps) < 0.5 * built, f"the loop stalled {max(gaps):.2f} s during a {built:.2f} s pipeline build"
