@@ -21,6 +21,8 @@ from tests.services import REPO, CeleryStack, free_port, stop_process, wait_for_
 
 SCENARIOS = ["eva_airline__1_1_3", "eva_airline__2_1_2", "eva_airline__voluntary_date_change"]
 # A short duration cap keeps the broker's visibility timeout (cap + grace = 15 s) test-sized.
+pytestmark = pytest.mark.slow  # each fault is tens of seconds of real processes; handed out first
+
 SETTINGS = {"EVASITE_CELERY_DURATION_CAP": "12", "EVASITE_CELERY_VISIBILITY_GRACE": "3"}
 
 
