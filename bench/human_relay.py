@@ -98,7 +98,7 @@ async def relay_figures(seconds: float) -> None:
 
     from scoring.runs.attempt import session_inputs
     from scenarios.registry import get_eval_scenario
-    from voice.bridge.audio import resample
+    from voice.audio.pcm import resample
     from voice.bridge.config import BridgeConfig
     from voice.bridge.engine import run_session
     from voice.human.peer import HumanPeer
@@ -150,7 +150,7 @@ async def relay_figures(seconds: float) -> None:
           f"out {peer.track.dropped}")
 
 
-INBOUND = "() => window.evasiteCall.inboundAudioStats()"
+INBOUND = "() => window.__webrtcProbe.inbound()"
 
 
 def two_calls(seconds: float) -> None:
@@ -159,6 +159,7 @@ def two_calls(seconds: float) -> None:
     from playwright.sync_api import sync_playwright
 
     from tests.browser import CHROMIUM, CHROMIUM_ARGS, log_in, start_site
+    from tests.webrtc_probe import webrtc_probe
 
     root = Path(tempfile.mkdtemp(prefix="human_relay_"))
     silence = root / "silence.wav"
@@ -173,7 +174,9 @@ def two_calls(seconds: float) -> None:
                                                  args=[*CHROMIUM_ARGS, f"--use-file-for-fake-audio-capture={silence}"])
             pages = []
             for user, password, scenario in (("tester", None, SEED), ("second", "second-pw-123", OTHER)):
-                page = browser.new_context().new_page()
+                context = browser.new_context()
+                context.add_init_script(webrtc_probe(fake_microphone=True))  # the clips are the microphone
+                page = context.new_page()
                 log_in(page, site, user, password) if password else log_in(page, site)
                 page.goto(f"{site.url}/scenarios/{scenario}/call/")
                 page.select_option("#agent-model", "gold-replay")
@@ -190,7 +193,7 @@ def two_calls(seconds: float) -> None:
             clip = base64.b64encode(pcm).decode()
             time.sleep(6)  # the agents greet
             for page in pages:
-                page.evaluate("([b, r]) => { window.evasiteCall.injectAudio(b, r); }", [clip, rate])
+                page.evaluate("([b, r]) => { window.__webrtcProbe.speak(b, r); }", [clip, rate])
             time.sleep(max(0, seconds - 6))
             print(f"Part 2: two concurrent calls, {seconds:.0f} s each (gold-replay agents, Piper/Whisper defaults)")
             for index, page in enumerate(pages, 1):

@@ -1,6 +1,6 @@
 """Benchmark: what listening in costs the bridge, and how late a listener hears the call.
 
-1. Tap cost: the time ``LiveTap``'s sender adds to each relayed 16 ms frame (resample once per
+1. Tap cost: the time ``LiveTap.relayed`` adds to each relayed 16 ms frame (resample once per
    side to 48 kHz, push into every listener's bounded buffer) with 0, 1, 4 and 8 listeners.
    This is the only listening work that runs on the bridge's relay loop.
 2. Live listeners: a relay-like producer feeds both sides (16 kHz, 16 ms frames, a click every
@@ -37,8 +37,8 @@ import numpy as np  # noqa: E402
 from aiortc import RTCPeerConnection, RTCSessionDescription  # noqa: E402
 from aiortc.mediastreams import MediaStreamError  # noqa: E402
 
-from voice.bridge.taps import LiveTap  # noqa: E402
 from voice.listen import registry, remote, service  # noqa: E402
+from voice.listen.tap import LiveTap  # noqa: E402
 from voice.protocol.channel import AudioChunk  # noqa: E402
 from voice.webrtc.config import allow_loopback_candidates  # noqa: E402
 
@@ -57,16 +57,13 @@ async def tap_cost(listeners: int, frames: int = 3000) -> float:
     for _ in range(listeners):
         tap.add_listener()
 
-    async def send(chunk: AudioChunk) -> None:
-        return None
-
-    senders = [tap.sender("agent", send), tap.sender("user", send)]
+    sides = ("agent", "user")
     pcm = speech_like(FRAME_S)
     chunk = AudioChunk(pcm, RATE)
     costs = []
     for i in range(frames):
         started = time.perf_counter()
-        await senders[i % 2](chunk)
+        tap.relayed(sides[i % 2], chunk)
         costs.append(time.perf_counter() - started)
     return statistics.quantiles(costs, n=20)[18] * 1e6  # p95, microseconds
 
@@ -108,10 +105,12 @@ async def live(listeners: int, seconds: float, via_redis: bool) -> dict[str, flo
         await pc.setRemoteDescription(RTCSessionDescription(**answer.as_json()))
         peers.append(pc)
 
-    async def send(chunk: AudioChunk) -> None:
-        return None
+    def to_user(chunk: AudioChunk) -> None:
+        tap.relayed("user", chunk)
 
-    to_user, to_agent = tap.sender("user", send), tap.sender("agent", send)
+    def to_agent(chunk: AudioChunk) -> None:
+        tap.relayed("agent", chunk)
+
     quiet = bytes(FRAME * 2)
     voice = speech_like(FRAME_S)
     click = (np.ones(FRAME, dtype="<i2") * 28_000).tobytes()
@@ -121,12 +120,12 @@ async def live(listeners: int, seconds: float, via_redis: bool) -> dict[str, flo
     while time.monotonic() - wall0 < seconds:
         now = time.monotonic()
         if now >= next_click:
-            await to_user(AudioChunk(click, RATE))  # the agent's voice travels towards the user
+            to_user(AudioChunk(click, RATE))  # the agent's voice travels towards the user
             clicks.append(time.monotonic())
             next_click += CLICK_EVERY
         else:
-            await to_user(AudioChunk(quiet, RATE))
-        await to_agent(AudioChunk(voice if int(now * 2) % 2 else quiet, RATE))
+            to_user(AudioChunk(quiet, RATE))
+        to_agent(AudioChunk(voice if int(now * 2) % 2 else quiet, RATE))
         next_at += FRAME_S
         await asyncio.sleep(max(0.0, next_at - time.monotonic()))
     cpu = time.process_time() - cpu0

@@ -148,7 +148,7 @@ def main() -> None:
     django.setup()
     from speech_runs import median, percentile, run_voice
     from voice.bots.processors.transcript_input import TURN_GAP_SECS
-    from voice.bridge.audio import resample
+    from voice.audio.pcm import resample
     from voice.speech.vad import STOP_SECS
 
     clips = [resample(pcm, rate, 16000) for pcm, rate in asyncio.run(synthesize_all(USER_LINES))]

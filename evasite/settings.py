@@ -188,3 +188,16 @@ CELERY_RESULT_EXPIRES = 7 * 24 * 3600
 EVASITE_HUMAN_CALL_RUNNER = "scoring.runs.human_run.run_human_call"
 EVASITE_CALL_INACTIVITY_TIMEOUT = float(env_str("EVASITE_CALL_INACTIVITY_TIMEOUT", "120"))
 EVASITE_CALL_DURATION = env_int("EVASITE_CALL_DURATION", 0) or None
+
+# Run options from the site (scoring/runs/options/): the environment variables a site user may
+# name as an endpoint's key (the form offers exactly these), and the upper bounds of every run's
+# numbers (the command line obeys them too).
+EVASITE_KEY_NAMES = env_list("EVASITE_KEY_NAMES", ["AGENT_API_KEY", "USER_API_KEY", "JUDGE_API_KEY"])
+EVASITE_LIMITS = {
+    "trials": env_int("EVASITE_MAX_TRIALS", 100),
+    "concurrency": env_int("EVASITE_MAX_CONCURRENCY", 64),
+    "duration": env_int("EVASITE_MAX_DURATION", 3600),
+    "timeout": env_int("EVASITE_MAX_TIMEOUT", 3600),
+    "retries": env_int("EVASITE_MAX_RETRIES", 10),
+    "attempts": env_int("EVASITE_MAX_ATTEMPTS", 10_000),
+}

@@ -1,22 +1,32 @@
-"""Admin for runs and results: browse, filter and search; rows are written by the runner, except
-the review fields, which a reviewer edits (reviewer and time are set on save)."""
+"""Admin for runs and results: browse, filter and search. Rows are written by the runner; the
+review fields go through ``scoring.web.services`` (the same rule as the review form on the
+result page), as does re-scoring. A result's change page shows its transcript and its JSON
+pretty-printed, and links to the result page ("View on site")."""
 from __future__ import annotations
 
-from pathlib import Path
+import json
+from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.utils import timezone
+from django.utils.html import format_html, format_html_join
 
-from scenarios.registry import get_eval_scenario
-from scoring.core.files import write_json
-from scoring.models import Run, ScenarioResult
-from scoring.services import scenario_result_record
+from scenarios.registry import get_eval_scenario_class
+from scoring.models import Run, RunTag, ScenarioResult
+from scoring.web import services
 from scoring.web.charts import scenario_group
-from scoring.web.review import results_csv, rescored_metrics
+from scoring.web.review import results_csv
 
 REVIEW_FIELDS = ("reviewed", "review_verdict", "review_note")
+JSON_PREVIEW_CHARS = 200_000
+
+
+def _pretty_json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False)
+    if len(text) > JSON_PREVIEW_CHARS:
+        text = text[:JSON_PREVIEW_CHARS] + "\n… (cut; the full file is in the result directory)"
+    return format_html('<pre style="white-space: pre-wrap; max-height: 40rem; overflow: auto">{}</pre>', text)
 
 
 class ScenarioResultInline(admin.TabularInline):
@@ -31,15 +41,21 @@ class ScenarioResultInline(admin.TabularInline):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ("__str__", "status", "source", "owner", "modality", "agent_model", "user_model",
+    list_display = ("__str__", "name", "status", "source", "owner", "modality", "agent_model", "user_model",
                     "completed_scenarios", "total_scenarios", "success_rate", "started_at")
-    list_filter = ("status", "source", "modality", "agent_model", "user_model", "domain")
-    search_fields = ("timestamp", "session_dir", "agent_model", "user_model")
-    readonly_fields = [field.name for field in Run._meta.fields]
+    list_filter = ("status", "source", "modality", "agent_model", "user_model", "domain", "tags")
+    search_fields = ("timestamp", "name", "note", "session_dir", "agent_model", "user_model")
+    readonly_fields = [field.name for field in Run._meta.fields if field.name not in ("name", "note")]
+    filter_horizontal = ("tags",)
     inlines = [ScenarioResultInline]
 
     def has_add_permission(self, request) -> bool:
         return False
+
+
+@admin.register(RunTag)
+class RunTagAdmin(admin.ModelAdmin):
+    search_fields = ("name",)
 
 
 class ScenarioGroupFilter(admin.SimpleListFilter):
@@ -61,8 +77,6 @@ class ScenarioGroupFilter(admin.SimpleListFilter):
 
 
 def _group_of(name: str) -> str:
-    from scenarios.registry import get_eval_scenario_class
-
     cls = get_eval_scenario_class(name)
     return scenario_group(getattr(cls, "eva_id", "") if cls is not None else "")
 
@@ -74,23 +88,46 @@ class ScenarioResultAdmin(admin.ModelAdmin):
     list_filter = ("reviewed", "review_verdict", "stop_reason", ScenarioGroupFilter, "is_successful",
                    "db_state_match", "clean_exit", "insufficient_agent_turns", "run__modality", "run__agent_model")
     search_fields = ("scenario_name", "run__timestamp", "stop_reason", "review_note")
-    readonly_fields = [field.name for field in ScenarioResult._meta.fields if field.name not in REVIEW_FIELDS]
+    _shown_raw = [field.name for field in ScenarioResult._meta.fields
+                  if field.name not in REVIEW_FIELDS and field.name not in ("metrics", "final_db_json")]
+    readonly_fields = [*_shown_raw, "transcript", "metrics_json", "final_db_pretty"]
     fieldsets = (
         ("Review", {"fields": REVIEW_FIELDS + ("reviewed_by", "reviewed_at")}),
-        ("Result", {"fields": [f for f in readonly_fields if f not in ("reviewed_by", "reviewed_at")]}),
+        ("Conversation", {"fields": ("transcript",)}),
+        ("Result", {"fields": [f for f in _shown_raw if f not in ("reviewed_by", "reviewed_at")]}),
+        ("metrics.json", {"fields": ("metrics_json",), "classes": ("collapse",)}),
+        ("Final database", {"fields": ("final_db_pretty",), "classes": ("collapse",)}),
     )
     actions = ("export_csv", "rescore")
 
     def has_add_permission(self, request) -> bool:
         return False
 
+    @admin.display(description="Transcript")
+    def transcript(self, obj: ScenarioResult) -> str:
+        turns = [t for t in obj.turns if isinstance(t, dict)]
+        if not turns:
+            return "No turns were recorded."
+        rows = format_html_join(
+            "", "<tr><th style='text-transform: uppercase'>{}</th><td>{}{}</td></tr>",
+            ((str(t.get("role") or "?"), str(t.get("text") or ""),
+              format_html("<br><small>heard: {}</small>", t["heard"]) if t.get("heard") is not None else "")
+             for t in turns))
+        return format_html("<table>{}</table>", rows)
+
+    @admin.display(description="metrics.json")
+    def metrics_json(self, obj: ScenarioResult) -> str:
+        return _pretty_json(obj.metrics or {})
+
+    @admin.display(description="Agent's final database")
+    def final_db_pretty(self, obj: ScenarioResult) -> str:
+        return _pretty_json(obj.final_db) if obj.final_db_json else "Not stored."
+
     def save_model(self, request: HttpRequest, obj: ScenarioResult, form, change: bool) -> None:
         if any(name in form.changed_data for name in REVIEW_FIELDS):
-            obj.reviewed_by = request.user
-            obj.reviewed_at = timezone.now()
-            if obj.review_verdict and not obj.reviewed:
-                obj.reviewed = True  # a verdict is a review
-        super().save_model(request, obj, form, change)
+            services.scenario_result_review(result_id=obj.pk, reviewer_id=request.user.pk, reviewed=obj.reviewed,
+                                            verdict=obj.review_verdict, note=obj.review_note)
+            obj.refresh_from_db()
 
     @admin.action(description="Export selected results as CSV")
     def export_csv(self, request: HttpRequest, queryset: QuerySet[ScenarioResult]) -> HttpResponse:
@@ -110,22 +147,5 @@ class ScenarioResultAdmin(admin.ModelAdmin):
 
     @admin.action(description="Re-score selected results from their stored metrics (no re-run)")
     def rescore(self, request: HttpRequest, queryset: QuerySet[ScenarioResult]) -> None:
-        changed = unchanged = skipped = 0
-        for result in queryset:
-            scenario = get_eval_scenario(result.scenario_name)
-            if scenario is None:
-                skipped += 1
-                continue
-            metrics = rescored_metrics(result.metrics or {}, scenario.success_signals or ())
-            if metrics == result.metrics:
-                unchanged += 1
-                continue
-            directory = result.directory
-            scenario_result_record(run_id=result.run_id, metrics=metrics, position=result.position,
-                                   trial=result.trial, final_db=result.final_db)
-            metrics_file = Path(directory) / "metrics.json" if directory else None
-            if metrics_file is not None and metrics_file.is_file():
-                write_json(metrics_file, metrics)  # the row and the file keep agreeing
-            changed += 1
-        self.message_user(request, f"Re-scored: {changed} changed, {unchanged} unchanged, "
-                                   f"{skipped} skipped (scenario no longer registered).", messages.INFO)
+        report = services.scenario_results_rescore(result_ids=list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, str(report), messages.INFO)

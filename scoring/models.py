@@ -7,6 +7,24 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.urls import reverse
+
+RUN_NAME_MAX = 120
+RUN_NOTE_MAX = 4000
+TAG_MAX = 32
+
+
+class RunTag(models.Model):
+    """A label people put on runs ("baseline", "whisper-base") to find and group them."""
+
+    name = models.CharField(max_length=TAG_MAX, unique=True,
+                            help_text="Lower case letters, digits, '.', '_' and '-'.")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class Run(models.Model):
@@ -51,12 +69,24 @@ class Run(models.Model):
     success_rate = models.FloatField(null=True, blank=True)
     summary_text = models.TextField(blank=True, help_text="all_summary.txt as written.")
     error = models.TextField(blank=True)
+    name = models.CharField(max_length=RUN_NAME_MAX, blank=True,
+                            help_text="A name people give the run (eval_<timestamp> when empty).")
+    note = models.TextField(blank=True, max_length=RUN_NOTE_MAX, help_text="Free text by the owner.")
+    tags = models.ManyToManyField(RunTag, blank=True, related_name="runs")
 
     class Meta:
         ordering = ["-started_at"]
 
     def __str__(self) -> str:
         return f"eval_{self.timestamp}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("scoring:run_detail", args=[self.pk])
+
+    @property
+    def title(self) -> str:
+        """What pages call the run: its name, else its session directory's name."""
+        return self.name or str(self)
 
 
 class ScenarioResult(models.Model):
@@ -102,6 +132,9 @@ class ScenarioResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scenario_name} (trial {self.trial})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("scoring:result_detail", args=[self.pk])
 
     @property
     def final_db(self) -> dict[str, Any] | None:

@@ -127,3 +127,23 @@ def _list_diff(expected: list[Any], actual: list[Any], field: str | None) -> Dif
     if not differences:
         return None
     return {"type": "list_differences", "differences": differences}
+
+
+def diff_summary(diff: Diff, *, max_keys: int = 3) -> str:
+    """One line for a CI failure message: what changed per table, with a few record keys, e.g.
+    ``reservations: 1 modified (ZK3FFW); journeys: 2 added (J1, J2)``. The structured diff stays
+    the reference; this only says where to look."""
+    parts = [f"{table}: table added" for table in diff.get("tables_added", [])]
+    parts += [f"{table}: table removed" for table in diff.get("tables_removed", [])]
+    for table, change in diff.get("tables_modified", {}).items():
+        if change.get("type") == "non_dict_table":
+            parts.append(f"{table}: {change.get('expected')!r} → {change.get('actual')!r}")
+            continue
+        counts = []
+        for label, key in (("modified", "records_modified"), ("added", "records_added"), ("removed", "records_removed")):
+            keys = list(change.get(key) or [])
+            if keys:
+                shown = ", ".join(map(str, keys[:max_keys])) + (", …" if len(keys) > max_keys else "")
+                counts.append(f"{len(keys)} {label} ({shown})")
+        parts.append(f"{table}: {', '.join(counts)}")
+    return "; ".join(parts) if parts else "no difference"

@@ -12,7 +12,7 @@ import re
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from scoring.core.signals import shape_normalize
@@ -70,25 +70,32 @@ of the numbered list:
 """
 
 
-@dataclass
+@dataclass(kw_only=True)
 class JudgeConfig:
-    """Everything one judge call needs (flags of §19.1); limits of None mean the defaults."""
+    """Everything one judge call needs: the ``--judge-*`` flags (their defaults are declared with
+    the flags, in scoring.runs.options) and the resolved key. Limits of None mean the defaults."""
 
     url: str
     model: str
-    api_key: str | None = None
-    threshold: float | None = 0.9
-    timeout: float = 120.0
-    max_tokens: int = 100000
-    temperature: float = 1.0
-    top_p: float = 0.95
-    seed: int = 42
-    thinking_token_budget: int | None = None
-    include_conversation: bool = False
-    compact_context: bool = False
-    context_message_limit: int | None = None
-    context_system_string_limit: int | None = None
-    context_string_limit: int | None = None
+    api_key: str | None
+    threshold: float | None
+    timeout: float
+    max_tokens: int
+    temperature: float
+    top_p: float
+    seed: int
+    thinking_token_budget: int | None
+    include_conversation: bool
+    compact_context: bool
+    context_message_limit: int | None
+    context_system_string_limit: int | None
+    context_string_limit: int | None
+
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, Any], *, api_key: str | None) -> "JudgeConfig":
+        """The config of a run's flags (``judge_<field>`` keys, as the run options hold them)."""
+        return cls(api_key=api_key, **{item.name: flags[f"judge_{item.name}"] for item in fields(cls)
+                                       if item.name != "api_key"})
 
 
 def judge_enabled(url: str | None, model: str | None) -> bool:

@@ -5,7 +5,7 @@ they all classify a directory here, with the agent-turn count of ``scoring.core.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,28 +21,6 @@ KILLED_INFIX = ".killed."
 TIMESTAMP_FORMAT = "%Y%m%d_%H%M%S"
 SCENARIO_DIR_MARKERS = ("metrics.json", "bridge_log.txt", "scenario_config")
 
-# §16.3 plus the project's own fields; recorded-only settings (output dir...) are not compared.
-RESUME_CHECKED_FIELDS: tuple[str, ...] = (
-    "domain",
-    "scenarios",
-    "duration",
-    "judge_url",
-    "judge_model",
-    "judge_threshold",
-    "judge_max_tokens",
-    "judge_temperature",
-    "judge_top_p",
-    "judge_seed",
-    "strict_match",
-    "conversation_end_policy",
-    "inactivity_timeout",
-    "modality",
-    "agent_model",
-    "agent_llm_url",
-    "user_model",
-    "user_llm_url",
-    "trials",
-)
 RESUME_WARNING = (
     "WARNING: resume settings differ from the original invocation; aggregates may mix scenarios "
     "scored with different settings:"
@@ -110,14 +88,15 @@ def move_aside(scenario_dir: Path, suffix: str) -> Path:
 # --- §16.3 --------------------------------------------------------------------------------------
 
 
-def resume_mismatches(previous: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
-    """``<field>: original=<old> resume=<new>`` for each compared setting that changed.
+def resume_mismatches(previous: Mapping[str, Any], current: Mapping[str, Any], compared: Iterable[str]) -> list[str]:
+    """``<field>: original=<old> resume=<new>`` for each ``compared`` setting (§16.3 plus the
+    project's, declared with the options) that changed.
 
     A field missing from the previous record (written by an older version) is not compared.
     """
     return [
         f"{name}: original={previous[name]} resume={current.get(name)}"
-        for name in RESUME_CHECKED_FIELDS
+        for name in compared
         if name in previous and previous[name] != current.get(name)
     ]
 
@@ -169,7 +148,8 @@ def _agent_spoke(metrics: Mapping[str, Any]) -> bool:
 # --- §18 ----------------------------------------------------------------------------------------
 
 
-def _scenario_dirs(eval_dir: Path) -> list[Path]:
+def scenario_dirs(eval_dir: Path) -> list[Path]:
+    """A session's scenario directories (§18 walk: sorted, moved-aside attempts left out)."""
     dirs = []
     for entry in sorted(eval_dir.iterdir(), key=lambda p: p.name):
         if not entry.is_dir() or KILLED_INFIX in entry.name or entry.name == KILLED_MARKER:
@@ -199,7 +179,7 @@ def check_resume_report(eval_dir: Path, min_agent_turns: int) -> str:
     retried: list[str] = []
     fresh: list[str] = []
     completed = 0
-    for scenario_dir in _scenario_dirs(eval_dir):
+    for scenario_dir in scenario_dirs(eval_dir):
         state, reason = classify(scenario_dir, min_agent_turns)
         retries, reasons = _retry_info(scenario_dir)
         if state == IN_FLIGHT:

@@ -13,7 +13,7 @@ from typing import Any
 from scoring.core import aggregate as agg
 from scoring.core.aggregate import RunAggregator
 from scoring.core.latency import latency_stats, latency_values
-from scoring.core.stats import pass_hat_k, wilson_interval
+from scoring.core.stats import flaky_scenarios, pass_hat_k, wilson_interval
 from scoring.core.values import is_number
 
 RULE_EQ = "=" * 80
@@ -253,6 +253,9 @@ def _project_block(run: RunAggregator, block: ProjectBlock) -> list[str]:
     if block.trials > 1:
         for k, value in sorted(_pass_hat_values(run, block).items()):
             lines.append(f"  pass^{k}: {_pct(value)}")
+        flaky = flaky_scenarios(run.trial_outcomes)
+        lines.append(f"  Flaky scenarios (verdict varies over trials): {len(flaky)} of {len(run.trial_outcomes)}")
+        lines += [f"    {name}: {passes}/{trials} passed" for name, (passes, trials) in flaky.items()]
     if block.null_agent_floor is not None:
         floor, selected = block.null_agent_floor
         lines.append(

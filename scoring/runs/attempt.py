@@ -18,6 +18,7 @@ from scoring.core.signals import is_action_match as action_match_verdict
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import PeerEndpoint
 from voice.bridge.engine import SessionInputs, SessionOutcome, run_session
+from voice.listen.tap import open_tap
 from voice.peers import PeerSpec, build_endpoint
 
 
@@ -98,14 +99,16 @@ async def run_attempt(
 
         started = time.monotonic()
         try:
-            outcome = await run_session(
-                scenario_inputs=session_inputs(scenario),
-                agent=build_endpoint(settings.agent, modality=settings.bridge.modality),
-                user=settings.user_endpoint or build_endpoint(settings.user, modality=settings.bridge.modality),
-                config=settings.bridge,
-                on_event=on_event,
-                log=log,
-            )
+            with open_tap(settings.bridge.live_key, settings.bridge.modality) as tap:  # listening in
+                outcome = await run_session(
+                    scenario_inputs=session_inputs(scenario),
+                    agent=build_endpoint(settings.agent, modality=settings.bridge.modality),
+                    user=settings.user_endpoint or build_endpoint(settings.user, modality=settings.bridge.modality),
+                    config=settings.bridge,
+                    on_event=on_event,
+                    log=log,
+                    tap=tap,
+                )
             final_db, actual_hash, disagreement = _final_state(outcome, agent_in_process=settings.agent.in_process)
             _write_session_artifacts(scenario, scenario_dir, outcome, final_db, header_time)
             # §3.2: from just before the conversation connections to just after the artifacts.

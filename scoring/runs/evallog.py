@@ -5,7 +5,7 @@ import threading
 from datetime import datetime
 from pathlib import Path
 
-from scoring.runs.run_options import redact_urls_in
+from scoring.runs.options import redact_urls_in
 
 
 class EvalLog:

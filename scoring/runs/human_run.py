@@ -15,7 +15,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from scoring.models import Run, ScenarioResult
-from scoring.runs.run_options import OptionsError, RunOptions, validate
+from scoring.runs.options import Limits, OptionsError, RunOptions, options_argv, validate
 from scoring.runs.runner import RunError, run_evaluation
 
 
@@ -27,9 +27,9 @@ class HumanCallError(RuntimeError):
 class AgentChoice:
     """The agent under test, as the call page's form gives it (``run_eval``'s agent flags)."""
 
-    model: str = ""
+    model: str = ""  # empty fields keep the run options' defaults
     llm_url: str | None = None
-    api_key_name: str = "AGENT_API_KEY"
+    api_key_name: str = ""
     url: str | None = None
 
 
@@ -68,21 +68,10 @@ def call_options(*, scenario_name: str, modality: str, agent: AgentChoice) -> Ru
         duration=settings.EVASITE_CALL_DURATION,
     )
     try:
-        validate(options)
+        validate(options, limits=Limits.from_settings())
     except OptionsError as exc:
         raise HumanCallError(str(exc)) from exc
     return options
-
-
-def _argv(options: RunOptions) -> list[str]:
-    """The equivalent command line, recorded in ``run_args.json``."""
-    argv = ["human-call", "--scenarios", *options.scenarios, "--modality", options.modality]
-    if options.agent_url:
-        return [*argv, "--agent-url", options.agent_url]
-    argv += ["--agent-model", options.agent_model]
-    if options.agent_llm_url:
-        argv += ["--agent-llm-url", options.agent_llm_url, "--agent-api-key-name", options.agent_api_key_name]
-    return argv
 
 
 async def run_human_call(
@@ -100,7 +89,7 @@ async def run_human_call(
     choice = AgentChoice(**{key: agent.get(key) for key in ("model", "llm_url", "api_key_name", "url") if agent.get(key)})
     options = call_options(scenario_name=scenario_name, modality=modality, agent=choice)
     try:
-        report = await run_evaluation(options, argv=_argv(options), progress=_TurnSink(on_turn),
+        report = await run_evaluation(options, argv=options_argv(options, program=("human-call",)), progress=_TurnSink(on_turn),
                                       source=Run.Source.HUMAN, owner_id=owner_id, on_open=on_open,
                                       user_endpoint=peer)
     except (RunError, OSError) as exc:

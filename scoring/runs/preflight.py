@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from scoring.runs.run_options import RunOptions, redact_urls_in
+from scoring.runs.options import RunOptions, redact_urls_in
 
 HTTP_TIMEOUT = 10.0
 EVA_PREFIX = "eva_airline__"

@@ -36,7 +36,8 @@ from scoring.core.judge import JudgeConfig, judge_enabled, resolve_api_key
 from scoring.runs.live import ChannelsProgress, FanOut
 from scoring.runs.preflight import PreflightError, check_run_endpoints
 from scoring.runs.progress import NullProgress, ProgressSink
-from scoring.runs.run_options import REDACTED, RunOptions, redact_urls_in
+from scoring.runs.options import REDACTED, RunOptions, redact_urls_in
+from scoring.runs.options.schema import RESUME_COMPARED_FIELDS
 from scoring.core.summary import ProjectBlock, format_all_summary
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import PeerEndpoint
@@ -72,6 +73,15 @@ def select_scenarios(options: RunOptions) -> list[str]:
             raise RunError(f"No scenarios found for domain '{options.domain}'.")
         return names
     return registered
+
+
+def _plan_queue(options: RunOptions) -> tuple[list[str], list[QueueItem]]:
+    """The selected scenarios and the queue of their attempts (each trial its own item)."""
+    names = select_scenarios(options)
+    trials = range(1, options.trials + 1)
+    queue = [QueueItem(i, name, trial, options.trials)
+             for i, (name, trial) in enumerate((n, t) for n in names for t in trials)]
+    return names, queue
 
 
 def _session_dir(options: RunOptions) -> tuple[Path, str, bool]:
@@ -148,17 +158,7 @@ def _judge_config(options: RunOptions) -> JudgeConfig | None:
     if not judge_enabled(options.judge_url, options.judge_model):
         return None
     key = resolve_api_key(options.judge_api_key, options.judge_api_key_name or "JUDGE_API_KEY")
-    return JudgeConfig(
-        url=options.judge_url, model=options.judge_model, api_key=key, threshold=options.judge_threshold,
-        timeout=options.judge_timeout, max_tokens=options.judge_max_tokens,
-        temperature=options.judge_temperature, top_p=options.judge_top_p, seed=options.judge_seed,
-        thinking_token_budget=options.judge_thinking_token_budget,
-        include_conversation=options.judge_include_conversation,
-        compact_context=options.judge_compact_context,
-        context_message_limit=options.judge_context_message_limit,
-        context_system_string_limit=options.judge_context_system_string_limit,
-        context_string_limit=options.judge_context_string_limit,
-    )
+    return JudgeConfig.from_flags(vars(options), api_key=key)
 
 
 def bridge_config(options: RunOptions, scenario: EvalScenario) -> BridgeConfig:
@@ -234,13 +234,12 @@ class _Run:
             await check_run_endpoints(options)
         except PreflightError as exc:
             raise RunError(str(exc)) from None
-        names = select_scenarios(options)
-        if options.executor is None:
+        if options.executor is None:  # the one setting-backed default of the options
             options.executor = django_settings.EVASITE_EXECUTOR
+        # Off the event loop: a web run's selection and queue must not stall other requests.
+        names, queue = await asyncio.to_thread(_plan_queue, options)
         self.executor = get_executor(options.executor)
         self.executor.preflight(options, names)
-        queue = [QueueItem(i, name, trial, options.trials)
-                 for i, (name, trial) in enumerate((n, t) for n in names for t in range(1, options.trials + 1))]
         session_dir, stamp, resuming = _session_dir(options)
         self.session_dir = session_dir
         self.log = log = EvalLog(session_dir / "evaluation_log.txt", append=resuming)
@@ -252,7 +251,8 @@ class _Run:
             warnings = []
             if resuming and previous is not None:
                 warning = resume_rules.format_resume_warning(
-                    resume_rules.resume_mismatches(previous.get("parsed_args", {}), options.redacted()))
+                    resume_rules.resume_mismatches(previous.get("parsed_args", {}), options.redacted(),
+                                                   RESUME_COMPARED_FIELDS))
                 if warning:
                     log.warning(warning)
                     warnings.append(warning)

@@ -13,7 +13,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from scoring.runs.run_options import REDACTED, RunOptions, options_argv, options_from_mapping
+from scoring.runs.options import RunOptions, options_argv
+from scoring.runs.options.resume_defaults import adopt_recorded
 from scoring.runs.runner import RunError, run_evaluation
 
 log = logging.getLogger(__name__)
@@ -86,12 +87,7 @@ async def cancel(run_id: int) -> bool:
 def resume_options(parsed_args: dict[str, Any], *, timestamp: str, session_dir: str) -> RunOptions:
     """The options to resume a stored run: its recorded flags plus ``--resume`` of its session.
 
-    An inline judge key is never stored, so a resume reads the key from its environment name.
-    """
-    values = dict(parsed_args)
-    if values.get("judge_api_key") == REDACTED:
-        values["judge_api_key"] = None
-    options = options_from_mapping(values)
-    options.resume = timestamp
-    options.output_dir = str(Path(session_dir).parent)
+    An inline judge key is never stored, so a resume reads the key from its environment name."""
+    options = RunOptions(resume=timestamp, output_dir=str(Path(session_dir).parent))
+    adopt_recorded(options, {"resume", "output_dir"}, parsed_args)
     return options

@@ -7,7 +7,7 @@ views stay thin and the rules have one home.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from scenarios.models import Scenario
 from scenarios.registry import get_eval_scenario, get_eval_scenario_class
 from scoring.core.db_diff import gold_diff
 from scoring.models import Run, ScenarioResult
-from scoring.runs.run_options import REDACTED
+from scoring.runs.options import REDACTED
 from scoring.core.signals import SIGNAL_NAMES
 
 # Files a result page may link to and the artifact endpoint may serve (harness.md §14.2). Anything
@@ -85,6 +85,17 @@ def run_results(run: Run) -> QuerySet[ScenarioResult]:
     return run.results.order_by("position", "trial", "pk")
 
 
+@dataclass(frozen=True)
+class ResultRow:
+    result: ScenarioResult
+    label: str  # the scenario directory's name: ``name`` or ``name__trialK``
+
+
+def run_result_rows(run: Run) -> list[ResultRow]:
+    """The results table of a run page, each with the name its directory has."""
+    return [ResultRow(result, _result_dir_name(result, run.trials)) for result in run_results(run)]
+
+
 def run_flags(run: Run) -> list[tuple[str, str]]:
     """The invocation flags safe to show, as ``(name, display value)`` in stored order.
 
@@ -143,10 +154,38 @@ def scenario_result_get(pk: int) -> ScenarioResult | None:
     return ScenarioResult.objects.select_related("run").filter(pk=pk).first()
 
 
-def result_verdicts(result: ScenarioResult) -> list[tuple[str, Any]]:
-    """``(field, value)`` for the verdict fields the result's metrics carry."""
+@dataclass(frozen=True)
+class VerdictRow:
+    name: str
+    value: Any
+    badge: str  # "pass", "fail", "na" or "" (a plain value)
+    text: str
+
+
+# Booleans that are facts rather than verdicts (yes/no, neither good nor bad), and the one whose
+# True is bad news: a stalled conversation must never look like a green tick.
+_FACT_FIELDS = frozenset({"end_conversation_tool_called", "simulator_end_reported"})
+_BAD_WHEN_TRUE = {"insufficient_agent_turns": "yes: the stall rule fired"}
+
+
+def _verdict_row(name: str, value: Any) -> VerdictRow:
+    if name in _BAD_WHEN_TRUE and isinstance(value, bool):
+        return VerdictRow(name, value, "fail" if value else "", _BAD_WHEN_TRUE[name] if value else "no")
+    if name in _FACT_FIELDS and isinstance(value, bool):
+        return VerdictRow(name, value, "", "yes" if value else "no")
+    if value is True or value is False:
+        return VerdictRow(name, value, "pass" if value else "fail", "pass" if value else "fail")
+    if value is None or value == "N/A":
+        return VerdictRow(name, value, "na", "N/A")
+    if isinstance(value, list):
+        return VerdictRow(name, value, "", "; ".join(str(item) for item in value) or "—")
+    return VerdictRow(name, value, "", str(value))
+
+
+def result_verdicts(result: ScenarioResult) -> list[VerdictRow]:
+    """The verdict fields the result's metrics carry, each with how it should look."""
     metrics = result.metrics or {}
-    return [(name, metrics[name]) for name in _VERDICT_FIELDS if name in metrics]
+    return [_verdict_row(name, metrics[name]) for name in _VERDICT_FIELDS if name in metrics]
 
 
 def result_eva_id(result: ScenarioResult) -> str | None:
@@ -176,68 +215,6 @@ def result_db_diff(result: ScenarioResult) -> dict[str, Any] | None:
     except (KeyError, data_root.DataRootError):
         return None
     return gold_diff(expected, actual)
-
-
-@dataclass
-class DiffNode:
-    """One line of a diff outline; the page renders nodes as nested lists."""
-
-    label: str
-    expected: str | None = None
-    actual: str | None = None
-    children: list[DiffNode] = field(default_factory=list)
-
-
-def diff_outline(diff: dict[str, Any]) -> list[DiffNode]:
-    """Turn ``db_diff`` output into a uniform tree so one recursive template can draw any depth."""
-    nodes = [DiffNode(f"table added: {name}") for name in diff.get("tables_added", [])]
-    nodes += [DiffNode(f"table removed: {name}") for name in diff.get("tables_removed", [])]
-    for table, table_diff in diff.get("tables_modified", {}).items():
-        nodes.append(DiffNode(f"table {table}", children=_table_nodes(table_diff)))
-    return nodes
-
-
-def _table_nodes(table_diff: dict[str, Any]) -> list[DiffNode]:
-    if table_diff.get("type") == "non_dict_table":
-        return [_mismatch_node("value", table_diff)]
-    nodes = [DiffNode(f"record added: {key}") for key in table_diff.get("records_added", [])]
-    nodes += [DiffNode(f"record removed: {key}") for key in table_diff.get("records_removed", [])]
-    for key, record_diff in table_diff.get("records_modified", {}).items():
-        nodes.append(DiffNode(f"record {key}", children=_value_nodes(record_diff)))
-    return nodes
-
-
-def _value_nodes(diff: dict[str, Any]) -> list[DiffNode]:
-    kind = diff.get("type")
-    if kind == "list_differences":
-        return [DiffNode(f"[{item['index']}]", children=_value_nodes(item["diff"])) for item in diff["differences"]]
-    if kind == "list_length_mismatch":
-        label = f"list length {diff['expected_length']} expected, {diff['actual_length']} actual"
-        return [_mismatch_node(label, diff)]
-    if kind == "type_mismatch":
-        return [_mismatch_node(f"type {diff['expected_type']} expected, {diff['actual_type']} actual", diff)]
-    if kind is not None:
-        return [_mismatch_node("value", diff)]
-    nodes = [DiffNode(f"field added: {name}") for name in diff.get("fields_added", [])]
-    nodes += [DiffNode(f"field removed: {name}") for name in diff.get("fields_removed", [])]
-    for name, sub in diff.get("fields_modified", {}).items():
-        kind = sub.get("type")
-        if kind is not None and kind != "list_differences":
-            # A leaf mismatch reads better on the field's own line than one level down.
-            leaf = _value_nodes(sub)[0]
-            suffix = "" if leaf.label == "value" else f" ({leaf.label})"
-            nodes.append(DiffNode(f"{name}{suffix}", leaf.expected, leaf.actual))
-        else:
-            nodes.append(DiffNode(name, children=_value_nodes(sub)))
-    return nodes
-
-
-def _mismatch_node(label: str, diff: dict[str, Any]) -> DiffNode:
-    return DiffNode(label, _compact(diff.get("expected")), _compact(diff.get("actual")))
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 # --- artifacts -----------------------------------------------------------------------------------
@@ -276,6 +253,11 @@ def run_queue_dir_names(run: Run) -> list[str]:
 
 def _result_dir_name(result: ScenarioResult, trials: int) -> str:
     return result.scenario_name if trials <= 1 else f"{result.scenario_name}__trial{result.trial}"
+
+
+def result_label(result: ScenarioResult) -> str:
+    """The result's directory name (``name`` or ``name__trialK``), as pages name it."""
+    return _result_dir_name(result, result.run.trials)
 
 
 def run_in_flight(run: Run) -> list[str]:
@@ -374,12 +356,16 @@ def _read_artifact_json(result: ScenarioResult, name: str) -> Any:
         return None
 
 
-def _segment_starts(result: ScenarioResult, turns: list[dict[str, Any]]) -> list[float | None]:
-    """Seconds into ``conversation_log.wav`` where each turn starts (seglst order = turn order)."""
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _segments(result: ScenarioResult, turns: list[dict[str, Any]]) -> list[tuple[float | None, float | None]]:
+    """``(start, end)`` seconds into ``conversation_log.wav`` of each turn (seglst order = turn order)."""
     segments = _read_artifact_json(result, "conversation_log.seglst.json")
     if not isinstance(segments, list) or len(segments) != len(turns):
         return []
-    return [s.get("start_time") if isinstance(s, dict) and isinstance(s.get("start_time"), (int, float)) else None
+    return [(_number(s.get("start_time")), _number(s.get("end_time"))) if isinstance(s, dict) else (None, None)
             for s in segments]
 
 
@@ -397,23 +383,32 @@ def _scenario_entities(result: ScenarioResult) -> list[str]:
 
 
 def result_timeline(result: ScenarioResult) -> dict[str, Any]:
-    """Turns interleaved with tool calls and actions, seek offsets, misheard key entities."""
+    """Turns interleaved with tool calls (and their results) and actions, each turn's place in
+    the recording and the latency it answered with, misheard key entities with what they became;
+    plus the recording's turn timeline and the latency strip."""
     from voice.entities import entity_in
 
+    from scoring.web.misheard import misheard_entities
+    from scoring.web.recording import latency_strip, turn_segments
     from scoring.web.timeline import build_timeline, final_actions
 
-    turns = [t for t in (result.metrics or {}).get("turns", []) if isinstance(t, dict)]
+    metrics = result.metrics or {}
+    turns = [t for t in metrics.get("turns", []) if isinstance(t, dict)]
+    latencies = [e for e in metrics.get("latencies") or [] if isinstance(e, dict)]
     context = _read_artifact_json(result, "bot_logs_agent/llm_context.json")
     items, unmatched = build_timeline(turns, context if isinstance(context, list) else [],
                                       final_actions(_read_artifact_json(result, "final_agent_response.json")),
-                                      _segment_starts(result, turns))
+                                      _segments(result, turns), latencies)
     if any(getattr(item, "heard", None) is not None for item in items):
         entities = _scenario_entities(result)
         for item in items:
             if getattr(item, "kind", "") == "turn" and item.heard is not None:
-                item.misheard = [e for e in entities if entity_in(e, item.text) and not entity_in(e, item.heard)]
+                lost = [e for e in entities if entity_in(e, item.text) and not entity_in(e, item.heard)]
+                item.misheard = misheard_entities(lost, item.text, item.heard)
+    segments, length = turn_segments(item for item in items if getattr(item, "kind", "") == "turn")
     return {"items": items, "unmatched_actions": unmatched,
-            "has_tool_calls": any(getattr(item, "kind", "") == "tool" for item in items)}
+            "has_tool_calls": any(getattr(item, "kind", "") == "tool" for item in items),
+            "segments": segments, "recording_seconds": length, "latency": latency_strip(latencies)}
 
 
 def result_token_rows(result: ScenarioResult) -> list[dict[str, Any]]:
@@ -429,17 +424,42 @@ def result_token_rows(result: ScenarioResult) -> list[dict[str, Any]]:
     return rows
 
 
-def compare_runs(a: Run, b: Run) -> list[Any]:
-    """Rows of the compare page (flips first)."""
-    from scoring.web.compare import ResultSummary, compare_rows
+def _result_summary(result: ScenarioResult) -> Any:
+    from scoring.web.compare import ResultSummary
 
-    def summaries(run: Run) -> dict[tuple[str, int], ResultSummary]:
-        out = {}
-        for r in run_results(run):
-            p50 = ((r.metrics or {}).get("latency_stats") or {}).get("p50_ms")
-            out[(r.scenario_name, r.trial)] = ResultSummary(r.pk, r.is_successful, r.stop_reason, r.total_turns,
-                                                            p50 if (r.metrics or {}).get("latencies") else None)
-        return out
+    metrics = result.metrics or {}
+    stats = metrics.get("latency_stats") if isinstance(metrics.get("latency_stats"), dict) else {}
+    measured = bool(metrics.get("latencies")) and bool(stats.get("count", 1))
+    agent = (metrics.get("token_usage") or {}).get("agent") if isinstance(metrics.get("token_usage"), dict) else None
+    tokens = None
+    if isinstance(agent, dict):
+        parts = [_number(agent.get("prompt")), _number(agent.get("completion"))]
+        tokens = sum(p for p in parts if p is not None) if any(p is not None for p in parts) else None
+    accuracy = (metrics.get("key_entity_accuracy") or {}) if isinstance(metrics.get("key_entity_accuracy"), dict) else {}
+    heard = next((row for direction, row in accuracy.items() if str(direction).startswith("user")), None)
+    return ResultSummary(result.pk, result.is_successful, result.stop_reason, result.total_turns,
+                         _number(stats.get("p50_ms")) if measured else None,
+                         _number(stats.get("p95_ms")) if measured else None,
+                         tokens, _number(heard.get("rate")) if isinstance(heard, dict) else None)
 
-    left, right = summaries(a), summaries(b)
-    return compare_rows(left, right, [*left.keys(), *right.keys()])
+
+def compare_runs(a: Run, b: Run) -> Any:
+    """The compare page's rows and deltas (``scoring.web.compare.Comparison``)."""
+    from scoring.web.compare import compare_runs as compare
+
+    def summaries(run: Run) -> dict[tuple[str, int], Any]:
+        return {(r.scenario_name, r.trial): _result_summary(r) for r in run_results(run)}
+
+    return compare(summaries(a), summaries(b))
+
+
+def compare_transcripts(a: Run, b: Run, scenario: str, trial: int) -> dict[str, Any] | None:
+    """The same scenario (and trial) from both runs, for side-by-side reading; None when neither
+    run has it."""
+    sides = {}
+    for side, run in (("a", a), ("b", b)):
+        result = run.results.filter(scenario_name=scenario, trial=trial).first()
+        sides[side] = {"result": result, "timeline": result_timeline(result) if result is not None else None}
+    if sides["a"]["result"] is None and sides["b"]["result"] is None:
+        return None
+    return {"scenario": scenario, "trial": trial, **sides}

@@ -50,7 +50,10 @@ def test_review_is_saved_with_reviewer_and_time_and_shown(staff_client: Client, 
     assert "The agent never confirmed the fee." in page and "disagrees with the automatic verdict" in page
     run_page = staff_client.get(f"/runs/{result.run_id}/").content.decode()
     assert "1 of 1 (0 agree, 1 disagree)" in run_page
-    assert staff_client.get(f"{CHANGE}?reviewed__exact=1&review_verdict__exact=disagrees&group=1.x").status_code == 200
+    filtered = staff_client.get(f"{CHANGE}?reviewed__exact=1&review_verdict__exact=disagrees&group=1.x").content.decode()
+    assert f'href="/admin/scoring/scenarioresult/{result.pk}/change/' in filtered and "1 scenario result" in filtered
+    agreeing = staff_client.get(f"{CHANGE}?review_verdict__exact=agrees").content.decode()
+    assert f"/admin/scoring/scenarioresult/{result.pk}/change/" not in agreeing
     listing = staff_client.get(f"{CHANGE}?group=1.x").content.decode()
     assert "eva_airline__1_1_3" in listing
     assert "eva_airline__1_1_3" not in staff_client.get(f"{CHANGE}?group=2.x").content.decode()

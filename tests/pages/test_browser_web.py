@@ -79,9 +79,10 @@ def test_cancel_a_voice_run_mid_scenario_and_resume_it(page, live_site, tmp_path
     assert page.locator('.live-scenario button.listen[data-listen-url]').count() == 1
     assert page.evaluate("window.__sameDocument === true")
     page.screenshot(path=str(tmp_path / "run_page_live.png"), full_page=True)
+    page.once("dialog", lambda dialog: dialog.accept())  # Cancel asks first
     page.get_by_role("button", name="Cancel").click()
     page.wait_for_url(f"{live_site.url}/runs/{run_id}/")
-    assert page.locator("#run-status").inner_text() == "interrupted"
+    assert page.locator("#run-status").inner_text() == "stopped"
     assert page.get_by_role("button", name="Resume").is_visible()
 
     page.get_by_role("button", name="Resume").click()

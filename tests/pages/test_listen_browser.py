@@ -9,6 +9,7 @@ import time
 import pytest
 
 from tests.browser import chromium, log_in, start_site  # noqa: F401 - chromium is a fixture
+from tests.webrtc_probe import webrtc_probe
 
 pytestmark = pytest.mark.slow
 
@@ -26,18 +27,13 @@ def listen_site(tmp_path_factory):
         site.stop()
 
 
-INBOUND_AUDIO = """async (url) => {
-  const call = window.evasiteListen && window.evasiteListen.active.get(url);
-  if (!call) return null;
-  const stats = await call.pc.getStats();
-  for (const report of stats.values()) {
-    if (report.type === "inbound-rtp" && report.kind === "audio") {
-      return {bytes: report.bytesReceived || 0, packets: report.packetsReceived || 0,
-              energy: report.totalAudioEnergy || 0, level: report.audioLevel || 0};
-    }
-  }
-  return {bytes: 0, packets: 0, energy: 0, level: 0};
+INBOUND_AUDIO = """async () => {
+  const report = await window.__webrtcProbe.inbound();
+  if (!report) return null;
+  return {bytes: report.bytesReceived || 0, packets: report.packetsReceived || 0,
+          energy: report.totalAudioEnergy || 0, level: report.audioLevel || 0};
 }"""
+STATE = "(url) => document.querySelector(`[data-listen-url='${url}']`).dataset.listenState"
 
 
 def start_voice_run(page, site) -> str:
@@ -55,7 +51,9 @@ def start_voice_run(page, site) -> str:
 
 
 def test_listen_plays_the_live_call_and_ends_with_it(listen_site, chromium):  # noqa: F811
-    page = chromium.new_page()
+    context = chromium.new_context()
+    context.add_init_script(webrtc_probe())  # test-side: the page's peer connections, for their counters
+    page = context.new_page()
     try:
         log_in(page, listen_site)
         start_voice_run(page, listen_site)
@@ -71,7 +69,7 @@ def test_listen_plays_the_live_call_and_ends_with_it(listen_site, chromium):  # 
         heard = None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            heard = page.evaluate(INBOUND_AUDIO, url)
+            heard = page.evaluate(INBOUND_AUDIO)
             if heard and heard["bytes"] > 20_000 and heard["energy"] > 0:
                 break
             time.sleep(0.5)
@@ -79,15 +77,19 @@ def test_listen_plays_the_live_call_and_ends_with_it(listen_site, chromium):  # 
         print(f"browser received {heard['packets']} packets, {heard['bytes']} bytes, energy {heard['energy']:.3g}")
 
         button.click()  # Stop listening, then listen again: the button toggles, the call goes on
-        page.wait_for_function("(url) => !window.evasiteListen.active.has(url)", arg=url, timeout=5_000)
+        page.wait_for_function(f"(url) => ({STATE})(url) === 'idle'", arg=url, timeout=5_000)
         assert button.inner_text() == "Listen"
+        assert page.evaluate("() => window.__webrtcProbe.peers[0].connectionState") == "closed"
         button.click()
         page.wait_for_function(
             "(url) => document.querySelector(`[data-listen-url='${url}']`).dataset.listenState === 'listening'",
             arg=url, timeout=20_000)
 
         # The scenario ends (duration 25 s at most): the server hangs up, the page lets go.
-        page.wait_for_function("() => window.evasiteListen.active.size === 0", timeout=60_000)
+        page.wait_for_function(f"(url) => ({STATE})(url) !== 'listening' && ({STATE})(url) !== 'connecting'",
+                               arg=url, timeout=60_000)
+        assert button.inner_text() == "Listen"
+        assert page.evaluate("() => window.__webrtcProbe.peers.every((pc) => pc.connectionState === 'closed')")
         page.screenshot(path=str(listen_site.root / "listen.png"))
     finally:
-        page.close()
+        context.close()

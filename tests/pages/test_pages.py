@@ -190,7 +190,9 @@ def test_failed_result_page(client: Client, stored_run: Run) -> None:
     assert result.metrics["db_state_actual_hash"] in html
     assert f"Hello from {FAILED_NAME}" in html and "Your confirmation is ZK3FFW." in html
     assert "hello from the passenger" in html  # what the agent heard
-    assert "812.5 ms" in html
+    agent_turn = re.search(r'<li class="turn agent".*?</li>', html, re.S).group(0)
+    assert "↳ 813 ms" in agent_turn  # the handoff's latency sits on the answer it measured
+    assert 'aria-label="handoff 1: 813 milliseconds"' in html
     assert "4321" in html and "1234" in html
     assert "agent_end_conversation_tool" in html and "insufficient agent turns" in html
     # The structured diff names the tables and records the agent left untouched.

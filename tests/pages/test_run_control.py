@@ -19,7 +19,7 @@ from django.test import AsyncClient
 
 from evasite.asgi import application
 from scoring.models import Run
-from scoring.runs.run_options import add_run_arguments, options_from_mapping
+from scoring.runs.options import add_run_arguments, options_from_mapping
 from scoring.runs.runner import run_evaluation
 from scoring.web import launcher
 from scoring.web.forms import RunForm

@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.test import AsyncClient, Client, override_settings
 
 from scoring.models import Run, ScenarioResult
-from scoring.runs.run_options import RunOptions, redact_url, redact_urls_in
+from scoring.runs.options import RunOptions, redact_url, redact_urls_in
 from scoring.web import launcher
 from tests.pages.web_helpers import form_data, post
 
@@ -53,8 +53,20 @@ def test_every_page_sends_anonymous_users_to_the_login(stored) -> None:
 def test_public_results_opens_only_the_read_only_pages(stored) -> None:
     run, result = stored
     anonymous = Client()
-    for url in ("/", f"/runs/{run.pk}/", f"/results/{result.pk}/", f"/runs/compare/?a={run.pk}&b={run.pk}"):
-        assert anonymous.get(url).status_code == 200, url
+    expected = {"/": str(run), f"/runs/{run.pk}/": "Summary", f"/results/{result.pk}/": "eva_airline__1_1_3",
+                f"/runs/compare/?a={run.pk}&b={run.pk}": "the same run", f"/runs/{run.pk}/panels/": 'id="run-results"'}
+    for url, text in expected.items():
+        response = anonymous.get(url)
+        page = response.content.decode()
+        assert response.status_code == 200 and text in page, url
+        # Read-only: no control, no review or annotation form for someone who is not logged in.
+        for control in (">Cancel</button>", ">Resume</button>", 'id="review-form"', "Name, tags and note", "Log out"):
+            assert control not in page, (url, control)
+    assert anonymous.post(f"/results/{result.pk}/review/", {"verdict": "agrees"}).status_code == 302
+    assert anonymous.post(f"/runs/{run.pk}/annotate/", {"name": "x"}).status_code == 302
+    result.refresh_from_db()
+    run.refresh_from_db()
+    assert not result.reviewed and run.name == ""
     assert anonymous.get("/runs/new/").status_code == 302
     assert anonymous.post(f"/runs/{run.pk}/resume/").status_code == 302
 
@@ -65,7 +77,8 @@ def test_posts_without_a_csrf_token_are_refused(stored) -> None:
     user = get_user_model().objects.create_user("poster", password="pw-poster-123")
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)
-    for url in ("/runs/new/", f"/runs/{run.pk}/cancel/", f"/runs/{run.pk}/resume/", "/accounts/logout/"):
+    for url in ("/runs/new/", f"/runs/{run.pk}/cancel/", f"/runs/{run.pk}/resume/", "/accounts/logout/",
+                f"/runs/{run.pk}/annotate/", f"/results/{ScenarioResult.objects.get().pk}/review/"):
         assert client.post(url, {"scope": "all"}).status_code == 403, url
     assert not Run.objects.exclude(pk=run.pk).exists()
 

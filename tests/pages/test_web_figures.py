@@ -50,7 +50,8 @@ def test_timeline_puts_tool_calls_before_the_reply_that_followed_them() -> None:
     ]
     actions = final_actions([{"actions": [{"action_type": "assign_seat", "seat": "21C"},
                                           {"action_type": "issue_voucher"}]}])
-    items, unmatched = build_timeline(turns, context, actions, [0.0, 1.5, 4.0])
+    items, unmatched = build_timeline(turns, context, actions, [(0.0, 1.2), (1.5, 3.0), (4.0, 5.5)],
+                                      [{"agent_transcript": "Done.", "latency_ms": 640.0}])
     assert [(i.kind, getattr(i, "name", getattr(i, "text", ""))) for i in items] == [
         ("turn", "Hello"), ("turn", "Code ABC123"), ("tool", "get_reservation"), ("tool", "rebook_flight"),
         ("tool", "assign_seat"), ("turn", "Done.")]
@@ -59,7 +60,10 @@ def test_timeline_puts_tool_calls_before_the_reply_that_followed_them() -> None:
     assert (rebook.status, rebook.error_type, rebook.message) == ("error", "validation_error", "bad journey")
     assert seat.actions == [{"action_type": "assign_seat", "seat": "21C"}]
     assert unmatched == [{"action_type": "issue_voucher"}]
-    assert items[5].start == 4.0
+    assert (items[5].start, items[5].end) == (4.0, 5.5)
+    assert items[5].latency_ms == 640.0 and items[0].latency_ms is None  # the handoff Done. answered
+    assert json.loads(seat.result_text) == {"status": "success"} and rebook.has_result
+    assert json.loads(rebook.result_text)["message"] == "bad journey"
 
 
 def test_compare_lists_regressions_then_fixes_then_the_rest() -> None:

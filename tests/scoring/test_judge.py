@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from scoring.core import judge as j
+from scoring.runs.options import RunOptions
 from tests.standins import ChatCompletionsStandIn
 
 StandIn = ChatCompletionsStandIn
@@ -24,8 +25,11 @@ PREDICTION = [{"actions": [{"side": "agent", "action_type": "rebook", "new_fligh
 AGENT_CONTEXT = [{"role": "system", "content": "You are an airline agent."}, {"role": "assistant", "content": "Hello"}]
 
 
-def _config(url: str, **kwargs: Any) -> j.JudgeConfig:
-    return j.JudgeConfig(url=url, model="judge-model", **kwargs)
+def _config(url: str, api_key: str | None = None, **kwargs: Any) -> j.JudgeConfig:
+    """The run options' judge defaults, with ``kwargs`` (JudgeConfig field names) changed."""
+    flags = RunOptions(judge_url=url, judge_model="judge-model",
+                       **{f"judge_{name}": value for name, value in kwargs.items()})
+    return j.JudgeConfig.from_flags(vars(flags), api_key=api_key)
 
 
 def test_request_body_and_plain_json(stand_in: StandIn) -> None:

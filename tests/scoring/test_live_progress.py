@@ -16,7 +16,7 @@ from evasite.asgi import application
 from scoring.runs import runner as runner_module
 from scoring.runs.live import ChannelsProgress
 from scoring.models import Run
-from scoring.runs.run_options import RunOptions
+from scoring.runs.options import RunOptions
 from scoring.runs.runner import run_evaluation
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.core.management import load_command_class
 from django.core.management.base import BaseCommand
 
-from scoring.runs.run_options import RunOptions, options_from_mapping
+from scoring.runs.options import RunOptions, options_from_mapping
 
 LISTING_FLAGS = {"list", "list_domains"}  # print and exit; never part of a run
 

@@ -7,7 +7,7 @@ import pytest
 from aiohttp import web
 
 from scoring.runs.preflight import PreflightError, check_bot_url, check_llm_url, check_run_endpoints
-from scoring.runs.run_options import RunOptions
+from scoring.runs.options import RunOptions
 from tests.services import free_port
 from tests.streaming_standin import StreamingChatStandIn
 from voice.protocol.websocket import serve_websocket

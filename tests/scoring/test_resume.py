@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from scoring.core import resume as r
+from scoring.runs.options.schema import RESUME_COMPARED_FIELDS
 
 
 def _scenario(root: Path, name: str, metrics: dict | str | None = None, *, context: list | None = None, bridge_log: bool = True) -> Path:
@@ -92,13 +93,17 @@ def test_resume_mismatches() -> None:
                 "output_dir": "a", "judge_url": "http://x", "scenarios": None}
     current = {"domain": "eva_airline", "duration": 600, "judge_threshold": 0.9, "conversation_end_policy": "valid-terminal-state",
                "output_dir": "b", "judge_url": "http://x", "scenarios": None, "trials": 3}
-    mismatches = r.resume_mismatches(previous, current)
+    mismatches = r.resume_mismatches(previous, current, RESUME_COMPARED_FIELDS)
     assert mismatches == ["duration: original=None resume=600", "conversation_end_policy: original=tool-only resume=valid-terminal-state"]
     warning = r.format_resume_warning(mismatches)
     assert warning.splitlines()[1:] == ["  duration: original=None resume=600", "  conversation_end_policy: original=tool-only resume=valid-terminal-state"]
     assert "different settings" in warning.splitlines()[0]
     assert r.format_resume_warning([]) is None
-    assert set(r.RESUME_CHECKED_FIELDS) >= {"inactivity_timeout", "modality", "agent_model", "agent_llm_url", "user_model", "user_llm_url", "strict_match", "judge_seed"}
+    # harness.md §16.3's list, with the project's additions, is what the options declare as compared.
+    assert set(RESUME_COMPARED_FIELDS) == {
+        "domain", "scenarios", "duration", "judge_url", "judge_model", "judge_threshold", "judge_max_tokens",
+        "judge_temperature", "judge_top_p", "judge_seed", "strict_match", "conversation_end_policy",
+        "inactivity_timeout", "modality", "agent_model", "agent_llm_url", "user_model", "user_llm_url", "trials"}
 
 
 # --- §17 ----------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from asgiref.sync import sync_to_async
 
 from scoring.core.canonical import db_hash
 from scoring.models import Run, ScenarioResult
-from scoring.runs.run_options import RunOptions
+from scoring.runs.options import RunOptions
 from scoring.runs.runner import RunError, run_evaluation
 from tests.services import free_port
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scoring.core.files import read_json
-from scoring.runs.run_options import RunOptions
+from scoring.runs.options import RunOptions
 from scoring.runs.runner import run_evaluation
 from voice.bots.models.base import tool_exchanges
 from voice.speech.whisper_models import sha256_of, tiny_en

@@ -28,7 +28,7 @@ import scoring.runs.attempt as attempt_module
 from scenarios.registry import get_eval_scenario
 from scoring.core.canonical import db_hash
 from scoring.models import Run, ScenarioResult
-from scoring.runs.run_options import REDACTED, RunOptions
+from scoring.runs.options import REDACTED, RunOptions
 from scoring.runs.runner import RunReport, run_evaluation
 from tests.standins import ChatCompletionsStandIn
 from voice.bridge.endpoints import InProcessEndpoint

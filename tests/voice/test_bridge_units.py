@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from voice.bridge.audio import Recording, is_speech, resample, rms, usable_chunk
+from voice.audio.pcm import Recording, is_speech, resample, rms, usable_chunk
 from voice.bridge.conversation import ConversationState
 from voice.bridge.relay import JitterBuffer
 from voice.bridge.summary import merge_summaries, parse_context
+from voice.bridge.timeline import SpeechTimeline
 from voice.bridge.transcript import Transcript, join_text
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk
@@ -188,3 +189,15 @@ def test_merge_summaries_and_context_parsing():
 def test_request_ids_are_unique():
     ids = {rtvi.client_message("reset", side="agent")["id"] for _ in range(50)}
     assert len(ids) == 50 and all(i.startswith("reset_agent_") for i in ids)
+
+
+def test_speech_timeline_segments_frames_with_short_pauses_bridged():
+    timeline = SpeechTimeline(frame_seconds=0.016, threshold=200.0)  # a 200 ms pause is 13 frames
+    loud, quiet = TONE[:512], SILENCE[:512]
+    layout = [(quiet, 10), (loud, 20), (quiet, 12), (loud, 10), (quiet, 13), (loud, 3), (quiet, 2)]
+    flags = [timeline.add(pcm) for pcm, count in layout for _ in range(count)]
+    assert flags.count(True) == 33
+    assert timeline.frame_segments() == [(10, 52), (65, 68)], "12 quiet frames stay inside, 13 end a segment"
+    assert timeline.segments(0.5) == [[0.66, 1.332], [1.54, 1.588]]
+    assert not timeline.add(TONE[:512], audible=False), "filler silence from the jitter buffer"
+    assert SpeechTimeline(frame_seconds=0.016, threshold=200.0).segments(0.0) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voice.bots.models.heard_identity import parse_confirmation, parse_identity, parse_last_name
+from voice.bots.models.heard_identity import confirmation_readings, parse_confirmation, parse_identity, parse_last_name
 
 
 @pytest.mark.parametrize("heard, code", [
@@ -76,3 +76,46 @@ def test_identity_is_complete_only_with_both_parts():
     assert parse_identity("My confirmation number is Z, K, 3, F, F, W and my last name is Rodriguez.").complete
     assert not parse_identity("My confirmation number is Z, K, 3, F, F, W.").complete
     assert not parse_identity("My last name is Rodriguez.").complete
+
+
+# eva_airline__5_1_3 (code Z5OROH): Whisper tiny.en wrote "Z, five, O" as "C-5-0" and the careful
+# "Zurich, five, Oscar, ..." as "0.5, Oscar, ..." and as "Cyric 5, Oscar, ...".
+def test_a_zurich_bent_to_cyric_is_still_z():
+    assert parse_confirmation("My confirmation number is Cyric 5, Oscar, Romeo, Oscar, Hotel.") == "Z5OROH"
+    # ... while the real C and S words keep their letters
+    assert parse_confirmation("My confirmation number is Charlie, Sierra, 3, Frank, Frank, William.") == "CS3FFW"
+
+
+@pytest.mark.parametrize("heard, readings", [
+    ("My confirmation number is C-5-0, R, O, H.", ["C50ROH", "C5OROH"]),
+    ("My confirmation number is C, 5, 0, R, O, H and my last name is Brooks.", ["C50ROH", "C5OROH"]),
+    # "0.5": the 0 is the Zurich, lost; reading it as O is the only other reading there is.
+    ("My confirmation number is 0.5, Oscar, Romeo, Oscar, Hotel.", ["05OROH", "O5OROH"]),
+    ("My confirmation number is Cyric 5, Oscar, Romeo, Oscar, Hotel.", ["Z5OROH"]),
+    # the spoken word "zero" is the digit: the caller says it for a 0 under the voice rule
+    ("my confirmation number is f a r zero you m", ["FAR0UM"]),
+    ("Hi, I need to change my flight.", []),
+])
+def test_numeral_zeros_may_be_read_as_the_letter_o(heard, readings):
+    assert confirmation_readings(heard) == readings
+    assert parse_confirmation(heard) == (readings[0] if readings else None)  # the plain reading comes first
+
+
+def test_a_failed_lookup_is_not_repeated_when_another_reading_exists():
+    """The third lookup of 5_1_3 repeated the second (05OROH); now it tries the O reading, and
+    a "Cyric" spelling finds the booking."""
+    from tests.voice.test_listening_models import FAILED, OPENING, _agent_policy, call, caller
+
+    policy = _agent_policy()
+    policy.decide([caller("Hello")])
+    history = list(OPENING)
+    spelled = "My confirmation number is 0.5, Oscar, Romeo, Oscar, Hotel and my last name is Brooks."
+    first = policy.decide(history + [caller(spelled)])
+    assert first.calls == [("get_reservation", {"confirmation_number": "05OROH", "last_name": "Brooks"})]
+    history += [caller(spelled)] + call("get_reservation", first.calls[0][1], FAILED, "c1")
+    history.append({"role": "assistant", "content": policy.decide(history).text})
+    again = policy.decide(history + [caller(spelled)])
+    assert again.calls == [("get_reservation", {"confirmation_number": "O5OROH", "last_name": "Brooks"})]
+    careful = "My confirmation number is Cyric 5, Oscar, Romeo, Oscar, Hotel and my last name is Brooks."
+    found = policy.decide(history + [caller(careful)])
+    assert found.calls == [("get_reservation", {"confirmation_number": "Z5OROH", "last_name": "Brooks"})]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import replace
 
 import pytest
 from aiortc import RTCPeerConnection, RTCSessionDescription
@@ -17,8 +16,9 @@ from scoring.models import Run
 from tests.voice.listen_helpers import Listener, band_power, browser_offer
 from tests.voice.test_bridge_session import INPUTS, _config
 from voice.bridge.engine import EXIT, run_session
-from voice.bridge.taps import LiveTap
+from voice.bridge.outcome import SessionOutcome
 from voice.listen import registry, service
+from voice.listen.tap import LiveTap, open_tap
 from voice.testing.double import DoubleOptions, ScriptedTurn, double_host
 from voice.testing.transports import hosted
 
@@ -29,15 +29,19 @@ USER = (ScriptedTurn("Please move my flight."), ScriptedTurn("Thanks."))
 @pytest.mark.slow
 async def test_two_listeners_hear_both_sides_and_the_call_ends_cleanly():
     key = (41, "1.2.3")
-    config = replace(_config("voice", inactivity_timeout=3.0, duration_seconds=12.0), live_key=key)
+    config = _config("voice", inactivity_timeout=3.0, duration_seconds=12.0)
     agent = double_host(DoubleOptions(role="agent", modality="voice", script=AGENT, tone_hz=440.0,
                                       chunks_per_turn=6), db_hasher=db_hash)
     user = double_host(DoubleOptions(role="user", modality="voice", script=USER, tone_hz=1000.0,
                                      chunks_per_turn=6), db_hasher=db_hash)
     listeners = [Listener(), Listener()]
     already_open = service.open_count()
+    async def listened_call(agent_ep, user_ep) -> SessionOutcome:
+        with open_tap(key, "voice") as tap:  # as the attempt opens it
+            return await run_session(scenario_inputs=INPUTS, agent=agent_ep, user=user_ep, config=config, tap=tap)
+
     async with hosted(agent, "inproc", label="agent") as agent_ep, hosted(user, "inproc", label="user") as user_ep:
-        session = asyncio.create_task(run_session(scenario_inputs=INPUTS, agent=agent_ep, user=user_ep, config=config))
+        session = asyncio.create_task(listened_call(agent_ep, user_ep))
         while registry.find(key) is None:
             assert not session.done(), "the session ended before it was registered"
             await asyncio.sleep(0.01)

@@ -10,9 +10,10 @@ import pytest
 from aiortc.mediastreams import MediaStreamError
 
 from tests.voice.listen_helpers import band_power, tone
-from voice.bridge.taps import NO_TAP, LiveTap, open_tap
+from voice.audio.pcm import StreamResampler
 from voice.listen import registry
-from voice.listen.mixer import FRAME_SAMPLES, MAX_BUFFER_SECONDS, MIX_RATE, ListenerMix, SideResampler
+from voice.listen.mixer import FRAME_SAMPLES, MAX_BUFFER_SECONDS, MIX_RATE, ListenerMix
+from voice.listen.tap import LiveTap, open_tap
 from voice.listen.track import LiveMixTrack
 from voice.protocol.channel import AudioChunk
 
@@ -25,11 +26,11 @@ def frames_of(pcm: bytes, rate: int, seconds: float = 0.016) -> list[AudioChunk]
 def test_mix_holds_both_sides_and_is_silent_without_audio():
     mix = ListenerMix()
     assert not mix.pull().any(), "nobody spoke: silence"
-    agent, user = SideResampler(), SideResampler()
+    agent, user = StreamResampler(MIX_RATE), StreamResampler(MIX_RATE)
     for chunk in frames_of(tone(440, 16_000, 0.3), 16_000):
-        mix.push("agent", agent.to_mix_rate(chunk.pcm, chunk.sample_rate))
+        mix.push("agent", agent.resample(chunk.pcm, chunk.sample_rate))
     for chunk in frames_of(tone(1000, 24_000, 0.3), 24_000):
-        mix.push("user", user.to_mix_rate(chunk.pcm, chunk.sample_rate))
+        mix.push("user", user.resample(chunk.pcm, chunk.sample_rate))
     out = np.concatenate([mix.pull() for _ in range(10)])
     assert out.size == 10 * FRAME_SAMPLES
     assert band_power(out, MIX_RATE, 440) > 0.3 and band_power(out, MIX_RATE, 1000) > 0.3
@@ -62,53 +63,33 @@ def test_a_side_resumes_only_after_priming():
     assert not mix.pull().any()
 
 
-async def test_tap_forwards_untouched_and_feeds_the_speaker_side():
+def test_tap_feeds_the_speaker_side_and_does_no_work_for_nobody():
     tap = LiveTap((1, "1.1"))
-    sent: list[AudioChunk] = []
-
-    async def send(chunk: AudioChunk) -> None:
-        sent.append(chunk)
-
-    to_agent = tap.sender("agent", send)  # the relay towards the agent carries the user's voice
     chunks = frames_of(tone(1000, 16_000, 0.2), 16_000)
-    await to_agent(chunks[0])
-    assert sent == [chunks[0]] and tap._resamplers == {}, "nobody listening: no work"
+    tap.relayed("agent", chunks[0])  # the relay towards the agent carries the user's voice
+    assert tap._resamplers == {}, "nobody listening: no work"
     listener = tap.add_listener()
     for chunk in chunks[1:]:
-        await to_agent(chunk)
-    assert sent == chunks
+        tap.relayed("agent", chunk)
     queued = listener.queued()
     assert queued["agent"] == 0 and queued["user"] > 0.15 * MIX_RATE
 
 
-async def test_a_listener_that_never_pulls_does_not_hold_up_the_relay():
+def test_a_listener_that_never_pulls_does_not_hold_up_the_relay():
     tap = LiveTap((1, "1.1"))
     stalled = [tap.add_listener() for _ in range(3)]
-    sent = 0
-
-    async def send(chunk: AudioChunk) -> None:
-        nonlocal sent
-        sent += 1
-
-    to_user = tap.sender("user", send)
     chunk = AudioChunk(tone(440, 16_000, 0.016), 16_000)
-    for _ in range(1000):  # 16 s of audio, sent without waiting on anyone
-        await to_user(chunk)
-    assert sent == 1000
+    for _ in range(1000):  # 16 s of audio, offered synchronously: nothing to wait on
+        assert tap.relayed("user", chunk) is None
     for listener in stalled:
         assert listener.queued()["agent"] == int(MIX_RATE * MAX_BUFFER_SECONDS)
 
 
-async def test_tap_survives_audio_it_cannot_resample():
+def test_tap_survives_audio_it_cannot_resample():
     tap = LiveTap((1, "1.1"))
     tap.add_listener()
-    sent = []
-
-    async def send(chunk: AudioChunk) -> None:
-        sent.append(chunk)
-
-    await tap.sender("user", send)(AudioChunk(b"\x01\x02" * 100, -5))
-    assert len(sent) == 1 and tap.feed_errors == 1
+    tap.relayed("user", AudioChunk(b"\x01\x02" * 100, -5))
+    assert tap.feed_errors == 1
 
 
 def test_listeners_are_limited_and_refused_after_the_call():
@@ -128,9 +109,9 @@ def test_open_tap_registers_voice_sessions_only_while_they_run():
         listener = tap.add_listener()
     assert registry.find(key) is None and listener.closed
     with open_tap(key, "text") as tap:
-        assert tap is NO_TAP and registry.find(key) is None
+        assert tap is None and registry.find(key) is None
     with open_tap(None, "voice") as tap:
-        assert tap is NO_TAP
+        assert tap is None
     with pytest.raises(RuntimeError), open_tap(key, "voice"):
         raise RuntimeError("session failed")
     assert registry.find(key) is None

@@ -11,7 +11,7 @@ import pytest
 
 from tests.browser import require
 from tests.voice.speech_helpers import synthesize
-from voice.bridge.audio import resample, rms
+from voice.audio.pcm import resample, rms
 from voice.speech import registry
 from voice.speech.pocketsphinx_stt import decode_pcm, shared_decoder
 

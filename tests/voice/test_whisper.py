@@ -10,7 +10,7 @@ import pytest
 
 from tests.voice.speech_helpers import synthesize
 from voice.bots.models.heard_identity import parse_confirmation
-from voice.bridge.audio import resample
+from voice.audio.pcm import resample
 from voice.speech import registry, whisper_models
 from voice.speech.description import speech_description
 from voice.speech.whisper_stt import FasterWhisperSTTService, shared_model, transcribe_pcm

@@ -7,11 +7,9 @@ from typing import Optional
 from urllib.parse import urlparse
 
 from voice.bots.brain import Brain
+from voice.bots.models.catalogue import builtin_model, builtin_names
 from voice.bots.pipeline import PipecatBrain, SpeechFactories
-
-AGENT_MODELS = ("listening", "gold-replay", "null")
-DEFAULT_AGENT_MODEL = "listening"
-USER_MODELS = ("scripted",)
+from voice.modality import check_modality
 
 
 def build_brain(
@@ -28,8 +26,8 @@ def build_brain(
 ) -> Brain:
     """A ``PipecatBrain`` for ``role`` ("agent" | "user").
 
-    ``model`` names a built-in model ("listening" / "gold-replay" / "null" for the agent, "scripted" for the
-    passenger) or, together with ``llm_url``, the model served by an OpenAI-compatible endpoint.
+    ``model`` names a built-in model (``voice.bots.models.catalogue``) or, together with
+    ``llm_url``, the model served by an OpenAI-compatible endpoint.
     The API key is read from the environment variable ``api_key_name`` when the pipeline is
     built and never stored; without one, only a loopback endpoint is accepted (key
     "not-needed"). ``pace_audio`` (default: on in voice) sends TTS audio in real time;
@@ -40,8 +38,7 @@ def build_brain(
         options["turn_gap_secs"] = turn_gap_secs  # else the collector's TURN_GAP_SECS
     if role not in ("agent", "user"):
         raise ValueError(f"role must be 'agent' or 'user', not {role!r}")
-    if modality not in ("text", "voice"):
-        raise ValueError(f"modality must be 'text' or 'voice', not {modality!r}")
+    check_modality(modality)
 
     speech = _speech(tts, stt) if modality == "voice" else None
     if llm_url:
@@ -79,7 +76,7 @@ def check_model_slot(role: str, *, model: str, llm_url: Optional[str], api_key_n
     if llm_url:
         api_key_for(llm_url, api_key_name)
         return
-    known = AGENT_MODELS if role == "agent" else USER_MODELS
+    known = builtin_names(role)
     if model not in known:
         raise ValueError(
             f"unknown {role} model {model!r}: built-in {role} models are {', '.join(known)}; "
@@ -89,21 +86,9 @@ def check_model_slot(role: str, *, model: str, llm_url: Optional[str], api_key_n
 
 def _builtin_policy(role: str, model: str, owner: list[PipecatBrain]):
     check_model_slot(role, model=model, llm_url=None, api_key_name=None)
-    if model == "listening":
-        from voice.bots.models.listening import ListeningAgentPolicy
-
-        return ListeningAgentPolicy(lambda: owner[0].shared_state)
-    if model == "gold-replay":
-        from voice.bots.models.gold_replay import GoldReplayPolicy
-
-        return GoldReplayPolicy(lambda: owner[0].shared_state)
-    if model == "null":
-        from voice.bots.models.null import NullPolicy
-
-        return NullPolicy()
-    from voice.bots.models.scripted import ScriptedPassengerPolicy
-
-    return ScriptedPassengerPolicy(lambda: owner[0].prompt)
+    entry = builtin_model(role, model)
+    assert entry is not None  # checked just above
+    return entry.build(lambda: owner[0])  # the brain exists by the time the policy reads it
 
 
 def api_key_for(llm_url: str, api_key_name: Optional[str]) -> str:

@@ -39,7 +39,7 @@ from voice.bots.processors.speech_output import SpeechOutputEmitter
 from voice.bots.processors.text_output import TextUtteranceEmitter
 from voice.bots.processors.transcript_input import TURN_GAP_SECS, TranscriptTurnCollector
 from voice.bots.toolbox import Toolbox
-from voice.bridge.audio import resample
+from voice.audio.pcm import resample
 from voice.protocol.channel import AudioChunk
 
 INPUT_SAMPLE_RATE = 16000

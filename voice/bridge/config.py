@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Modality = Literal["voice", "text"]
+from voice.modality import Modality, check_modality
+
 EndPolicy = Literal["tool-only", "valid-terminal-state"]
 
 
@@ -37,12 +38,12 @@ class BridgeConfig:
     include_db_agent: bool = True
     """Ask the agent's summary for its final DB (this project; upstream sends false)."""
     live_key: tuple[int, str] | None = None
-    """(run id, scenario directory name): registers a voice session for listening in while it runs
-    (voice.listen.registry); None for sessions nobody can reach."""
+    """(run id, scenario directory name) under which the caller registers the session for
+    listening in (``voice.listen.tap.open_tap``, handed to ``run_session(tap=...)``); the engine
+    itself never reads it. None for sessions nobody can reach."""
 
     def __post_init__(self) -> None:
-        if self.modality not in ("voice", "text"):
-            raise ValueError(f"unknown modality {self.modality!r}")
+        check_modality(self.modality)
         if self.duration_seconds <= 0:
             raise ValueError("duration must be > 0")
         if self.conversation_end_policy not in ("tool-only", "valid-terminal-state"):

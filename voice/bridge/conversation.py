@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from voice.bridge.audio import is_speech
+from voice.audio.pcm import is_speech
 from voice.bridge.latency import LatencyMeter
 from voice.bridge.token_usage import add_entry, empty_usage
 from voice.bridge.transcript import Transcript, join_text

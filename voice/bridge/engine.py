@@ -3,35 +3,44 @@
 ``run_session`` sets both bots up, runs the conversation (relaying audio or, in text modality,
 utterance messages), stops on the first stop condition, pulls each bot's context and summary
 on its own connection, and returns a ``SessionOutcome``. It never writes files: the runner does.
+
+What plugs in from outside: each peer's ``role`` (voice.bridge.peer_role; a human tester's comes
+from voice.human), a ``tap`` that hears every relayed frame (listening in, voice.listen.tap),
+and per-direction audio ``conditions`` applied on the way to the side that hears them.
 """
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from datetime import datetime
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
-from voice.bridge.audio import Recording, resample, usable_chunk
+from voice.audio.pcm import Recording, resample, usable_chunk
 from voice.bridge.config import BridgeConfig
-from voice.bridge.conversation import ConversationState, other
+from voice.bridge.conversation import SIDES, ConversationState, other
 from voice.bridge.endpoints import PeerEndpoint
-from voice.bridge.human_turns import HumanTurnBuilder, forget_self_heard
 from voice.bridge.outcome import SessionInputs, SessionOutcome, SessionSetupError
-from voice.bridge.relay import AudioRelay
+from voice.bridge.peer_role import PeerRole, TurnBuilder, role_of
+from voice.bridge.relay import AudioRelay, ConditionError
 from voice.bridge.requests import request_or_none
-from voice.bridge.taps import NO_TAP, open_tap
 from voice.bridge.setup import open_connection, prepare_bots
 from voice.bridge.stop_reasons import DISCONNECTED, EXIT, INACTIVITY_TIMEOUT, SIMULATOR_EXIT, TIMEOUT
 from voice.bridge.summary import merge_summaries, parse_context
+from voice.bridge.taps import RelayTap
+from voice.bridge.timeline import Timeline
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk, Channel, ConnectionClosed
+
+if TYPE_CHECKING:  # the contract between the engine and the conditions (team.md)
+    from voice.conditions.base import AudioCondition
 
 WATCHDOG_PERIOD = 0.1
 PULL_MARGIN = 2.0
 """Seconds on top of the two request timeouts before a side's end-of-scenario pulls are abandoned."""
 
 __all__ = [
-    "run_session", "SessionInputs", "SessionOutcome", "SessionSetupError",
+    "run_session", "SessionInputs", "SessionOutcome", "SessionSetupError", "ConditionError",
     "EXIT", "SIMULATOR_EXIT", "INACTIVITY_TIMEOUT", "TIMEOUT", "DISCONNECTED",
 ]
 
@@ -44,33 +53,54 @@ async def run_session(
     config: BridgeConfig,
     on_event: Callable[[dict], None] | None = None,
     log: Callable[[str], None] | None = None,
+    tap: RelayTap | None = None,
+    conditions: Mapping[str, AudioCondition] | None = None,
 ) -> SessionOutcome:
-    """Run one attempt; raises ``SessionSetupError`` when the bots cannot be set up.
+    """Run one attempt; raises ``SessionSetupError`` when the bots cannot be set up, and
+    ``ConditionError`` when an audio condition breaks its contract mid-call.
 
-    ``user=None`` runs the agent side only. A user endpoint with ``human = True`` (a tester in
-    the browser, §3.3) is never set up or pulled; in voice its turns come from the agent's
-    events (§7.3), and its exit (hang-up, lost peer) ends the call under either policy.
+    ``user=None`` runs the agent side only. A peer's ``role`` says how it differs from a bot
+    (a tester in the browser is never set up or pulled, etc.: voice.human.role). ``tap`` is told
+    of every frame the relays send. ``conditions`` maps the side that *hears* ("agent", "user")
+    to the condition its incoming audio passes through (voice only; fresh instances per
+    session, since they keep state); a side without one hears the relayed audio untouched.
     """
-    session = _Session(scenario_inputs, agent, user, config, on_event, log)
+    conditions = dict(conditions or {})
+    unknown = set(conditions) - set(SIDES)
+    if unknown:
+        raise ValueError(f"audio conditions for unknown sides {sorted(unknown)}: use 'agent' or 'user'")
+    if conditions and config.modality != "voice":
+        raise ValueError("audio conditions need voice modality")
+    session = _Session(scenario_inputs, agent, user, config, on_event, log, tap, conditions)
     return await session.run()
 
 
 class _Session:
     def __init__(self, inputs: SessionInputs, agent: PeerEndpoint, user: PeerEndpoint | None,
                  config: BridgeConfig, on_event: Callable[[dict], None] | None,
-                 log: Callable[[str], None] | None) -> None:
+                 log: Callable[[str], None] | None, tap: RelayTap | None,
+                 conditions: dict[str, AudioCondition]) -> None:
         self.inputs = inputs
         self.endpoints: dict[str, PeerEndpoint] = {"agent": agent} if user is None else {"user": user, "agent": agent}
-        self.human = user is not None and getattr(user, "human", False)
-        self.bots = {side: ep for side, ep in self.endpoints.items() if not (side == "user" and self.human)}
-        self._human_turns = HumanTurnBuilder() if self.human and config.modality == "voice" else None
+        self.roles: dict[str, PeerRole] = {side: role_of(ep) for side, ep in self.endpoints.items()}
+        self.bots = {side: ep for side, ep in self.endpoints.items() if self.roles[side].answers_requests}
+        self._turn_builders: dict[str, TurnBuilder] = {}
+        """Sides whose turns come from the other side's events."""
+        for side, role in self.roles.items():
+            builder = role.turn_builder(config.modality)
+            if builder is not None:
+                self._turn_builders[side] = builder
         self.config = config
         self.on_event = on_event
         self._log_sink = log
         self.lines: list[str] = []
         self.channels: dict[str, Channel] = {}
         self.relays: dict[str, AudioRelay] = {}
-        self.tap = NO_TAP
+        self.tap = tap
+        self.conditions = conditions
+        self._audio_start: float | None = None
+        """``time.monotonic()`` of frame 0 on both relays (one audio clock for both directions)."""
+        self._fatal: BaseException | None = None
         self.stop_reason: str | None = None
         self._stopped = asyncio.Event()
         self._processing = True
@@ -113,10 +143,9 @@ class _Session:
     # --- phases -----------------------------------------------------------------------------------
 
     async def run(self) -> SessionOutcome:
-        with open_tap(self.config.live_key, self.config.modality) as self.tap:  # listening in
-            await self._setup()
-            await asyncio.sleep(self.config.effective_pause)
-            return await self._converse()
+        await self._setup()
+        await asyncio.sleep(self.config.effective_pause)
+        return await self._converse()
 
     async def _setup(self) -> None:
         channels: dict[str, Channel] = {}
@@ -139,6 +168,8 @@ class _Session:
                 self.channels[side] = await open_connection(side, endpoint, self.config, self.log, conversation=True)
                 self.log(f"{side}: conversation connection ready")
             await self._run_loops()
+            if self._fatal is not None:
+                raise self._fatal
             pulls = await self._pull_all()
         finally:
             await asyncio.gather(*(channel.close() for channel in self.channels.values()), return_exceptions=True)
@@ -169,14 +200,20 @@ class _Session:
         if error is None:
             return  # the kickoff, or a loop that already reported its lost connection
         self.log(f"ERROR: {task.get_name()} died: {type(error).__name__}: {error}")
+        if isinstance(error, ConditionError):
+            self._fatal = error  # the harness's fault: no verdict on this conversation
         self._fire(DISCONNECTED)
 
     def _start_loops(self) -> list[asyncio.Task]:
         tasks = [asyncio.create_task(self._watchdog(), name="watchdog")]
         if self.config.modality == "voice":
+            self._audio_start = time.monotonic()
             for side in self.channels:
                 rate = self.config.agent_in_rate if side == "agent" else self.config.user_in_rate
-                self.relays[side] = AudioRelay(dest_rate=rate, frame_seconds=self.config.audio_chunk_seconds)
+                self.relays[side] = AudioRelay(
+                    dest_rate=rate, frame_seconds=self.config.audio_chunk_seconds,
+                    condition=self.conditions.get(side), speech_threshold=self.config.speech_rms_threshold,
+                )
                 tasks.append(asyncio.create_task(self._send_loop(side), name=f"{side} send loop"))
         for side, channel in self.channels.items():
             tasks.append(asyncio.create_task(self._receive_loop(side, channel), name=f"{side} receive loop"))
@@ -232,13 +269,15 @@ class _Session:
             return
         if rtvi.message_type(item) == "utterance" and self.config.modality == "text":
             await self._forward(other(side), item)
-        if self._human_turns is not None and side == "agent":
-            for event in self._human_turns.feed(item):
-                self.state.on_message("user", event, now)
+        builder = self._turn_builders.get(other(side))
+        if builder is not None:  # the other side's turns are built from this side's events
+            for event in builder.feed(item):
+                self.state.on_message(other(side), event, now)
         exited = self.state.on_message(side, item, now)
         if exited == "agent":
             self._fire(EXIT, self.config.settle)
-        elif exited == "user" and (self.human or self.config.conversation_end_policy == "valid-terminal-state"):
+        elif exited == "user" and (self.roles["user"].exit_ends_call
+                                   or self.config.conversation_end_policy == "valid-terminal-state"):
             self._fire(SIMULATOR_EXIT, self.config.settle)
 
     def _checked_audio(self, side: str, chunk: AudioChunk) -> AudioChunk | None:
@@ -267,8 +306,9 @@ class _Session:
     async def _send_loop(self, side: str) -> None:
         channel = self.channels[side]
         relay = self.relays[side]
+        tap = None if self.tap is None else functools.partial(self.tap.relayed, side)
         try:
-            await relay.run(self.tap.sender(side, channel.send), forwarding=self._forwarding)
+            await relay.run(channel.send, forwarding=self._forwarding, start=self._audio_start, tap=tap)
         except ConnectionClosed as exc:
             self._lost(side, str(exc))
 
@@ -311,6 +351,19 @@ class _Session:
             sample_rate=rate,
         )
 
+    def _audio_offset(self) -> float | None:
+        """Seconds from the conversation start to frame 0 of the relays (the recording's start)."""
+        return None if self._audio_start is None else self._audio_start - self._t0
+
+    def _speech_timeline(self) -> Timeline | None:
+        """Each speaker's segments, from the relay that carries its voice (None in text)."""
+        offset = self._audio_offset()
+        if offset is None:
+            return None
+        carried_by = {speaker: self.relays.get(other(speaker)) for speaker in SIDES}
+        return {speaker: relay.timeline.segments(offset) if relay is not None else []
+                for speaker, relay in carried_by.items()}
+
     def _outcome(self, pulls: dict[str, tuple[list, dict | None]], start_iso: str) -> SessionOutcome:
         agent_context, agent_summary = pulls.get("agent", ([], None))
         user_context, user_summary = pulls.get("user", (None, None))
@@ -318,8 +371,8 @@ class _Session:
         final_db = agent_summary.get("db") if agent_summary else None
         state = self.state
         state.transcript.finalize_open(self.now())
-        if self.human:
-            forget_self_heard(state.transcript.turns, state.heard)
+        for side, role in self.roles.items():
+            role.finish_turns(side, state.transcript.turns, state.heard)
         stop_reason = self.stop_reason or TIMEOUT
         duration = self.now()
         self.log(f"conversation ended: {stop_reason}, {len(state.transcript.turns)} turns, {duration:.2f} s")
@@ -348,4 +401,6 @@ class _Session:
             bridge_log=self.lines,
             modality=self.config.modality,
             conversation_started=self._t0,
+            speech_timeline=self._speech_timeline(),
+            recording_offset=self._audio_offset(),
         )

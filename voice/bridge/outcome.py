@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from voice.bridge.audio import Recording
+from voice.audio.pcm import Recording
 
 
 class SessionSetupError(RuntimeError):
@@ -55,6 +55,7 @@ class SessionOutcome:
     end_time_iso: str
     final_responses: list[str]
     recording: Recording | None
+    """What each side heard (after its audio condition, if any): left = agent, right = user."""
     heard: list[str | None]
     """Per turn index: the final ASR text the other side's bot reported for it (voice), or None."""
     bridge_log: list[str]
@@ -62,6 +63,13 @@ class SessionOutcome:
     conversation_started: float | None = None
     """``time.monotonic()`` just before the conversation connections were opened (§3.2 step 10),
     where the runner's ``scenario_duration`` starts."""
+    speech_timeline: dict[str, list[list[float]]] | None = None
+    """When each side spoke: ``{"agent": [[start_s, end_s], ...], "user": [...]}``, seconds since
+    the conversation start in audio time, sorted and non-overlapping per side, measured on the
+    relayed audio before any condition (voice.bridge.timeline). None in text modality."""
+    recording_offset: float | None = None
+    """Seconds from the conversation start to the recording's first sample (both channels start
+    together): timeline time = recording time + this. None in text modality."""
 
     @property
     def total_turns(self) -> int:

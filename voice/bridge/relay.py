@@ -2,16 +2,22 @@
 
 The source's receive loop ``put``s chunks; ``run`` sends one frame per period to the destination
 on an absolute clock, from a small jitter buffer, with silence whenever there is no audio (the
-bridge streams continuously to every bot). Every frame sent is also kept for the recording.
+bridge streams continuously to every bot). Each frame is classified for the speaker's speech
+timeline, then passes the direction's audio condition (what the line does to it, if anything)
+on its way to the side that hears it; what was sent is kept for the recording.
 """
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
-from voice.bridge.audio import resample
+from voice.audio.pcm import resample
+from voice.bridge.timeline import SpeechTimeline
 from voice.protocol.channel import AudioChunk
+
+if TYPE_CHECKING:  # the contract between the engine and the conditions (team.md)
+    from voice.conditions.base import AudioCondition
 
 READY_FRAMES = 5
 MAX_UNDERFLOWS = 5
@@ -45,20 +51,30 @@ class JitterBuffer:
         return bytes(self.frame_bytes), False
 
 
+class ConditionError(RuntimeError):
+    """An audio condition broke its contract (same number of samples out as in): a harness
+    fault, so the session fails instead of scoring a conversation over a broken line."""
+
+
 class AudioRelay:
     """Source -> destination audio at the destination's input rate."""
 
-    def __init__(self, *, dest_rate: int, frame_seconds: float) -> None:
+    def __init__(self, *, dest_rate: int, frame_seconds: float, condition: AudioCondition | None = None,
+                 speech_threshold: float = 200.0) -> None:
         self.dest_rate = dest_rate
         self.frame_seconds = frame_seconds
         self.frame_samples = max(1, round(dest_rate * frame_seconds))
+        self.condition = condition
         self._queue: asyncio.Queue[AudioChunk] = asyncio.Queue()
         self._buffer = JitterBuffer(self.frame_samples * 2)
         self.sent = bytearray()
-        """Every frame sent, at ``dest_rate`` (for the recording)."""
+        """Every frame sent (condition applied), at ``dest_rate``: the recording of what the
+        destination heard."""
+        self.timeline = SpeechTimeline(frame_seconds=self.frame_samples / dest_rate, threshold=speech_threshold)
+        """The speaker's speech in the frames sent, classified before the condition."""
 
     def put(self, chunk: AudioChunk) -> None:
-        """Queue a chunk for sending; the caller has checked it (``audio.usable_chunk``)."""
+        """Queue a chunk for sending; the caller has checked it (``voice.audio.pcm.usable_chunk``)."""
         self._queue.put_nowait(chunk)
 
     def _drain(self) -> None:
@@ -66,20 +82,39 @@ class AudioRelay:
             chunk = self._queue.get_nowait()
             self._buffer.push(resample(chunk.pcm, chunk.sample_rate, self.dest_rate, num_channels=chunk.num_channels))
 
+    def _heard(self, frame: bytes) -> bytes:
+        """``frame`` as the destination hears it."""
+        if self.condition is None:
+            return frame
+        heard = self.condition.process(frame, self.dest_rate)
+        if len(heard) != len(frame):
+            raise ConditionError(f"{type(self.condition).__name__} returned {len(heard)} bytes "
+                                 f"for a frame of {len(frame)}")
+        return heard
+
     async def run(
         self,
         send: Callable[[AudioChunk], Awaitable[None]],
         *,
         forwarding: Callable[[], bool],
+        start: float | None = None,
+        tap: Callable[[AudioChunk], None] | None = None,
     ) -> None:
-        """Send frames until cancelled; while ``forwarding()`` is false, only drain."""
-        next_target = time.monotonic()
+        """Send frames until cancelled; while ``forwarding()`` is false, only drain.
+
+        ``start`` (``time.monotonic()``) is frame 0's due time: relays given the same start share
+        one audio clock. ``tap`` sees every chunk after it was sent."""
+        next_target = time.monotonic() if start is None else start
         while True:
             self._drain()
             if forwarding():
-                frame, _ = self._buffer.pop()
-                await send(AudioChunk(frame, self.dest_rate))
-                self.sent.extend(frame)
+                frame, audible = self._buffer.pop()
+                self.timeline.add(frame, audible=audible)
+                chunk = AudioChunk(self._heard(frame), self.dest_rate)
+                await send(chunk)
+                self.sent.extend(chunk.pcm)
+                if tap is not None:
+                    tap(chunk)
                 next_target += self.frame_seconds
             else:
                 next_target = time.monotonic() + 0.1

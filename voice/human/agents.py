@@ -1,15 +1,12 @@
-"""Which agent a human call tests when the tester picks none: the built-in agent that acts on
-what it hears (``listening``) once it is registered, else the first built-in agent model."""
+"""Which agent a human call tests when the tester picks none, and which built-in ones it offers."""
 from __future__ import annotations
 
-from voice.bots.factory import AGENT_MODELS
-
-PREFERRED = "listening"
+from voice.bots.models.catalogue import DEFAULT_MODEL, builtin_names
 
 
 def builtin_agent_models() -> tuple[str, ...]:
-    return tuple(AGENT_MODELS)
+    return builtin_names("agent")
 
 
 def default_agent_model() -> str:
-    return PREFERRED if PREFERRED in AGENT_MODELS else AGENT_MODELS[0]
+    return DEFAULT_MODEL["agent"]

@@ -1,8 +1,8 @@
 """A human tester as the user side of a bridge session (harness.md §3.3).
 
-``HumanPeer`` is an endpoint like the bots' (``connect()`` hands the bridge a ``Channel``), marked
-``human = True`` so the engine skips the setup and pulls a person cannot answer. What the tester
-does reaches the bridge as the items a passenger bot would send:
+``HumanPeer`` is an endpoint like the bots' (``connect()`` hands the bridge a ``Channel``) whose
+``role`` (voice.human.role) tells the engine what a person cannot do: the setup and pulls, the
+speaking events. What the tester does reaches the bridge as the items a passenger bot would send:
 
 * voice: the browser's microphone frames (WebRTC, decoded by aiortc) as ``AudioChunk``s; the
   agent's audio goes back out through ``CallAudioTrack``;
@@ -18,7 +18,9 @@ import time
 from collections import deque
 from typing import Any
 
+from voice.human.role import HUMAN_ROLE
 from voice.human.track import CallAudioTrack
+from voice.modality import check_modality
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk, ConnectionClosed, Item
 from voice.webrtc.opus import prefer_opus
@@ -67,13 +69,11 @@ class _HumanChannel:
 class HumanPeer:
     """The tester's side of one call."""
 
-    human = True
+    role = HUMAN_ROLE
     in_process = False
 
     def __init__(self, *, modality: str, label: str = "human tester", measure: bool = False) -> None:
-        if modality not in ("voice", "text"):
-            raise ValueError(f"unknown modality {modality!r}")
-        self.modality = modality
+        self.modality = check_modality(modality)
         self.label = label
         self.track = CallAudioTrack(measure=measure) if modality == "voice" else None
         self.inbound_delays: deque[float] | None = deque(maxlen=100_000) if measure else None

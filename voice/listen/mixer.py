@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-import soxr
 
 MIX_RATE = 48_000
 FRAME_SAMPLES = 960
@@ -16,24 +15,6 @@ MAX_BUFFER_SECONDS = 0.4
 PRIME_FRAMES = 2
 """A side plays again after an underflow only once this many frames are queued, so a producer
 on a 16 ms clock and a consumer on a 20 ms clock do not chop each other into gaps."""
-
-
-class SideResampler:
-    """One side's relayed PCM (s16le mono at any rate) as a continuous 48 kHz stream."""
-
-    def __init__(self) -> None:
-        self._rate: int | None = None
-        self._stream: soxr.ResampleStream | None = None
-
-    def to_mix_rate(self, pcm: bytes, sample_rate: int) -> np.ndarray:
-        samples = np.frombuffer(pcm[: len(pcm) - len(pcm) % 2], dtype="<i2")
-        if sample_rate == MIX_RATE:
-            return samples.copy()
-        if sample_rate != self._rate:  # a new stream keeps its filter state across chunks
-            self._rate = sample_rate
-            self._stream = soxr.ResampleStream(sample_rate, MIX_RATE, 1, dtype="int16", quality="HQ")
-        assert self._stream is not None
-        return self._stream.resample_chunk(samples)
 
 
 class _SideBuffer:

@@ -12,7 +12,7 @@ LiveKey = tuple[int, str]
 
 
 class LiveCall(Protocol):
-    """What the listen service needs from a call: ``voice.bridge.taps.LiveTap`` here, or
+    """What the listen service needs from a call: ``voice.listen.tap.LiveTap`` here, or
     ``voice.listen.remote.RemoteCall`` for a call in another process."""
 
     def add_listener(self) -> ListenerMix | None: ...

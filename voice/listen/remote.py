@@ -19,6 +19,7 @@ import numpy as np
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
+from voice.audio.pcm import samples
 from voice.listen.mixer import FRAME_SAMPLES, ListenerMix
 
 FRAMES_PER_MESSAGE = 3
@@ -163,7 +164,7 @@ class RemoteCall:
                     return
                 pcm = message.get("pcm")
                 if message.get("type") == "listen.audio" and isinstance(pcm, bytes):
-                    self.mix.push("call", np.frombuffer(pcm[: len(pcm) - len(pcm) % 2], dtype="<i2"))
+                    self.mix.push("call", samples(pcm))
         except asyncio.TimeoutError:
             return
         finally:

@@ -11,12 +11,14 @@ from pipecat.services.settings import TTSSettings
 from pipecat.services.tts_service import TTSService
 
 ESPEAK_RATE = 22050
+DEFAULT_WPM = 165
+"""espeak-ng's own default speed (``-s``); the ``rate`` condition scales it."""
 
 
 class EspeakTTSService(TTSService):
     """Runs ``espeak-ng --stdout`` per sentence and streams its WAV output as audio frames."""
 
-    def __init__(self, *, voice: str = "en-us", rate_wpm: int = 165, binary: str | None = None, **kwargs) -> None:
+    def __init__(self, *, voice: str = "en-us", rate_wpm: int = DEFAULT_WPM, binary: str | None = None, **kwargs) -> None:
         super().__init__(
             push_start_frame=True,
             push_stop_frames=True,
@@ -60,3 +62,10 @@ class EspeakTTSService(TTSService):
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 await proc.wait()
+
+
+def make_espeak_tts(*, rate: float = 1.0, **kwargs) -> EspeakTTSService:
+    """espeak-ng at ``rate`` times its default 165 words per minute."""
+    if rate <= 0:
+        raise ValueError(f"speaking rate must be positive, got {rate}")
+    return EspeakTTSService(rate_wpm=round(DEFAULT_WPM * rate), **kwargs)

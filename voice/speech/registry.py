@@ -14,22 +14,30 @@ DEFAULT_TTS = "piper"
 DEFAULT_STT = "whisper"
 
 
-def _piper() -> Any:
+def _piper(rate: float = 1.0) -> Any:
     from voice.speech.piper_tts import make_piper_tts
 
-    return make_piper_tts()
+    return make_piper_tts(rate=rate)
 
 
-def _piper_stock() -> Any:
+def _piper_stock(rate: float = 1.0) -> Any:
     from voice.speech.piper_tts import make_plain_piper_tts
 
+    if rate != 1.0:
+        raise ValueError("piper-stock speaks at its own pace only; use piper for a speaking rate")
     return make_plain_piper_tts()
 
 
-def _espeak() -> Any:
-    from voice.speech.espeak_tts import EspeakTTSService
+def _espeak(rate: float = 1.0) -> Any:
+    from voice.speech.espeak_tts import make_espeak_tts
 
-    return EspeakTTSService()
+    return make_espeak_tts(rate=rate)
+
+
+def _hibari(rate: float = 1.0) -> Any:
+    from voice.speech.hibari_tts import make_hibari_tts
+
+    return make_hibari_tts(rate=rate)
 
 
 def _pocketsphinx() -> Any:
@@ -38,12 +46,16 @@ def _pocketsphinx() -> Any:
     return PocketsphinxSTTService()
 
 
-TTS_BUILDERS: dict[str, Callable[[], Any]] = {
+TTS_BUILDERS: dict[str, Callable[..., Any]] = {
     "piper": _piper,  # bundled voice, model loaded once per process
     "piper-stock": _piper_stock,  # unmodified PiperTTSService on the bundled voice directory
     "espeak": _espeak,
     "espeak-ng": _espeak,
+    "hibari": _hibari,  # hibari-tts's bundled "heart" voice: the passenger's second voice
 }
+"""Each builder takes ``rate`` (speaking rate, 1.0 = the voice's own pace)."""
+
+
 def _whisper(model_name: str) -> Callable[[], Any]:
     def build() -> Any:
         from voice.speech.whisper_stt import FasterWhisperSTTService
@@ -90,13 +102,31 @@ def active_stt() -> str:
     return _setting("EVASITE_STT", DEFAULT_STT)
 
 
-def make_tts(name: Optional[str] = None) -> Any:
+def make_tts(name: Optional[str] = None, *, rate: float = 1.0) -> Any:
+    """A TTS service by name (default: the configured one), speaking at ``rate``."""
     name = name or active_tts()
     if name in TTS_BUILDERS:
-        return TTS_BUILDERS[name]()
+        return TTS_BUILDERS[name](rate=rate)
     if "." in name:
+        if rate != 1.0:
+            raise ValueError(f"a speaking rate needs a built-in TTS ({', '.join(TTS_BUILDERS)}), not {name}")
         return _from_dotted(name)
     raise ValueError(f"unknown TTS {name!r}: use one of {', '.join(TTS_BUILDERS)} or a dotted class path")
+
+
+def make_passenger_tts(speaker: Any = None) -> Any:
+    """The passenger's TTS under a speaker-side condition (``voice.conditions.SpeakerSettings``):
+    its voice, or the configured TTS, at its rate. None or default settings: the configured TTS."""
+    if speaker is None:
+        return make_tts()
+    return make_tts(speaker.voice, rate=speaker.rate)
+
+
+def passenger_tts_name(speaker: Any = None) -> str:
+    """What the passenger speaks with, for run records ("piper", "espeak@1.3")."""
+    name = (speaker.voice if speaker is not None and speaker.voice else None) or active_tts()
+    rate = speaker.rate if speaker is not None else 1.0
+    return name if rate == 1.0 else f"{name}@{rate:g}"
 
 
 def make_stt(name: Optional[str] = None) -> Any:

@@ -19,7 +19,7 @@ import numpy as np
 
 from voice.bots.brain import BrainConfig, Emit
 from voice.bots.host import RTVI_KEY, TOOL_DOMAIN_KEY, BotHost, DbHasher
-from voice.bridge.audio import rms as _rms
+from voice.audio.pcm import rms as _rms
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk
 

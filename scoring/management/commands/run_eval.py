@@ -9,13 +9,10 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from scenarios.listing import format_domain_list, format_scenario_list
 from scenarios.registry import list_eval_scenarios
+from scoring.runs.finish import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, finish_report, open_baseline
+from scoring.runs.options import OptionsError, add_run_arguments, explicit_options, options_from_mapping
+from scoring.runs.options.entry import prepare
 from scoring.runs.progress import TerminalProgress
-from scoring.runs.run_options import (
-    OptionsError,
-    add_run_arguments,
-    options_from_mapping,
-    validate,
-)
 from scoring.runs.runner import RunError, run_evaluation
 from voice.bridge.outcome import SessionSetupError
 
@@ -35,11 +32,14 @@ class Command(BaseCommand):
             return
         options = options_from_mapping(values)
         try:
-            validate(options)
+            adopted = prepare(options, explicit=explicit_options(values))
         except OptionsError as exc:
             self.stderr.write(f"run_eval: error: {exc}")
-            sys.exit(2)
+            sys.exit(EXIT_USAGE)
+        if adopted is not None:
+            self.stdout.write("\n".join(adopted.lines(options.resume)))
         try:
+            baseline = open_baseline(options)  # a wrong --baseline fails now, not after the run
             report = asyncio.run(
                 run_evaluation(options, argv=sys.argv, progress=TerminalProgress(sys.stdout))
             )
@@ -47,12 +47,19 @@ class Command(BaseCommand):
             # An operator's problem (an unreachable URL, a bot that cannot be set up): one line.
             self._fail(str(exc))
         except KeyboardInterrupt:
-            self._fail("interrupted; run the same command with --resume <TS>, where eval_<TS> is "
-                       "the session printed at the start")
+            self._fail("interrupted; continue it with `run_eval --resume <TS>` (eval_<TS> is the session "
+                       "printed at the start; its settings are reused)", EXIT_INTERRUPTED)
         for warning in report.warnings:
             self.stderr.write(warning)
         self.stdout.write(f"Results: {report.session_dir}")
+        done = finish_report(report, options, baseline=baseline)
+        for line in done.lines:
+            self.stdout.write(line)
+        for notice in done.notices:
+            self.stderr.write(notice)
+        if done.exit_code:
+            sys.exit(done.exit_code)
 
-    def _fail(self, message: str) -> NoReturn:
+    def _fail(self, message: str, code: int = EXIT_ERROR) -> NoReturn:
         self.stderr.write(f"run_eval: error: {message}")
-        sys.exit(1)
+        sys.exit(code)

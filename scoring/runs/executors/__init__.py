@@ -3,7 +3,7 @@ the coordinating process, or ``celery`` tasks on a Redis broker run by workers."
 from __future__ import annotations
 
 from scoring.runs.executors.base import Executor, RunError
-from scoring.runs.run_options import EXECUTORS
+from scoring.runs.options import EXECUTORS
 
 __all__ = ("EXECUTORS", "get_executor")
 

@@ -10,7 +10,7 @@ from scenarios.contract import EvalScenario
 from scoring.runs.attempt import AttemptSettings
 from scoring.runs.evallog import EvalLog
 from scoring.runs.progress import ProgressSink
-from scoring.runs.run_options import RunOptions
+from scoring.runs.options import RunOptions
 
 
 class RunError(RuntimeError):

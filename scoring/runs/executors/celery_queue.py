@@ -22,7 +22,7 @@ from scoring.runs.executors.base import QueueItem, RunContext, RunError, RunInte
 from scoring.runs.executors.item import accepted_metrics
 from scoring.runs.executors.lease import LEASE_TTL_SECONDS, live_leases
 from scoring.runs.executors.records import recorded_keys
-from scoring.runs.run_options import RunOptions
+from scoring.runs.options import RunOptions
 
 POLL_SECONDS = 0.5
 STATE_POLL_SECONDS = 2.0

@@ -21,7 +21,7 @@ from scoring.runs.executors.base import QueueItem, RunError
 from scoring.runs.executors.item import completed_metrics, discard_attempt, record, retry_decision, take_over
 from scoring.runs.executors.lease import ScenarioLease
 from scoring.runs.live import ChannelsProgress
-from scoring.runs.run_options import options_from_mapping
+from scoring.runs.options import options_from_mapping
 
 RECORDED = "recorded"
 LOADED = "loaded"  # a completed directory whose row (or ack) a dead worker never wrote

@@ -13,7 +13,7 @@ from scoring.core import resume as resume_rules
 from scoring import services
 from scoring.runs.attempt import AttemptOutcome
 from scoring.runs.executors.base import QueueItem, RunError
-from scoring.runs.run_options import RunOptions
+from scoring.runs.options import RunOptions
 
 
 def retry_decision(options: RunOptions, attempt: AttemptOutcome, scenario_dir: Path, retries: int) -> str | None:

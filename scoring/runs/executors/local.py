@@ -8,7 +8,7 @@ from scenarios.registry import get_eval_scenario
 from scoring.runs.attempt import run_attempt
 from scoring.runs.executors.base import QueueItem, RunContext
 from scoring.runs.executors.item import discard_attempt, record, retry_decision
-from scoring.runs.run_options import RunOptions
+from scoring.runs.options import RunOptions
 
 
 class LocalExecutor:

@@ -19,6 +19,7 @@ import pytest
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, PASSWORD, USERNAME, LiveSite, log_in, require, start_site
 from tests.voice.human.helpers import (ACCEPT, IDENTITY_SPOKEN, OTHER_SEED, SEED, reply_to, typed_identity,
                                       typed_reply)
+from tests.webrtc_probe import webrtc_probe
 
 pytestmark = pytest.mark.slow
 
@@ -126,7 +127,9 @@ def test_a_spoken_call_reaches_the_agent_and_ends_on_the_stored_result(call_site
              ("How can I help you today?", "May I have your confirmation number and last name?",
               "Shall I go ahead?", "Is there anything else I can help you with?")]
     clips = _clips(lines)
-    page = quiet_chromium.new_page()
+    context = quiet_chromium.new_context()
+    context.add_init_script(webrtc_probe(fake_microphone=True))  # the clips are the microphone
+    page = context.new_page()
     try:
         log_in(page, call_site)
         page.goto(f"{call_site.url}/scenarios/{SEED}/call/")
@@ -142,7 +145,7 @@ def test_a_spoken_call_reaches_the_agent_and_ends_on_the_stored_result(call_site
                 break
             turns = _agent_turns(page)
             if seen == 0:  # the greeting was spoken: Chromium decoded the server's Opus packets
-                inbound = page.evaluate("() => window.evasiteCall.inboundAudioStats()")
+                inbound = page.evaluate("() => window.__webrtcProbe.inbound()")
                 assert inbound["packetsReceived"] > 50 and inbound["totalSamplesReceived"] > 48_000, inbound
                 assert inbound["concealedSamples"] < 0.3 * inbound["totalSamplesReceived"], inbound
             seen = len(turns)
@@ -151,13 +154,13 @@ def test_a_spoken_call_reaches_the_agent_and_ends_on_the_stored_result(call_site
             line = reply_to(turns[-1], spoken=True)
             b64, rate = clips[line]
             # Not awaited: the agent may end the call (and the page navigate) while a clip plays.
-            page.evaluate("([b64, rate]) => { window.evasiteCall.injectAudio(b64, rate); }", [b64, rate])
+            page.evaluate("([b64, rate]) => { window.__webrtcProbe.speak(b64, rate); }", [b64, rate])
         page.wait_for_url("**/results/*/", timeout=90_000)
         expected = page.locator("dl.hashes dd").nth(0).inner_text()
         actual = page.locator("dl.hashes dd").nth(1).inner_text()
         stored = _stored(call_site, _result_id(page))
     finally:
-        page.close()
+        context.close()
     assert stored["source"] == "human" and stored["owner"] == "tester" and stored["modality"] == "voice"
     assert stored["wav"], "a voice call records conversation_log.wav"
     lookups = [json.loads(c["arguments"]) if isinstance(c["arguments"], str) else c["arguments"]

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from voice.bridge.conversation import ConversationState
-from voice.bridge.human_turns import HumanTurnBuilder, forget_self_heard
 from voice.human.control import Control, parse_control
 from voice.human.peer import HumanPeer
+from voice.human.turns import HumanTurnBuilder, forget_self_heard
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk
 
@@ -40,7 +40,7 @@ def test_user_turns_come_from_the_agents_events():
     assert turns == [("agent", "How can I help?"), ("user", "I need to"), ("user", "change my flight"),
                      ("agent", "Sure.")]
     assert state.transcript.turns[2]["heard"] == "change my flight"  # what the agent heard is the turn
-    forget_self_heard(state.transcript.turns, state.heard)  # ... so it is no separate "heard" text
+    forget_self_heard("user", state.transcript.turns, state.heard)  # ... so it is no separate "heard" text
     assert "heard" not in state.transcript.turns[2] and state.heard[2] is None
 
 

@@ -171,9 +171,17 @@ def spelling_word_letter(token: str) -> Optional[str]:
     match = difflib.get_close_matches(token, SPELLING_WORD_LETTERS, n=1, cutoff=0.72)
     if match:
         return SPELLING_WORD_LETTERS[match[0]]
+    if token[0] in "cs":
+        # Piper's Z reaches Whisper as C or S, in a word too: "Zurich" written "Cyric".
+        match = difflib.get_close_matches("z" + token[1:], Z_WORDS, n=1, cutoff=0.72)
+        if match:
+            return "z"
     # A word run into the next one ("Echoing my" for "Echo, and my").
     stem = next((w for w in SPELLING_WORD_LETTERS if len(w) >= 4 and token.startswith(w)), None)
     return SPELLING_WORD_LETTERS[stem] if stem else None
+
+
+Z_WORDS = [word for word, letter in SPELLING_WORD_LETTERS.items() if letter == "z"]
 
 
 def _word_spelled_chars(tokens: list[str]) -> str:
@@ -209,20 +217,43 @@ def _connects(tokens: list[str], i: int) -> bool:
     return False
 
 
-def parse_confirmation(text: str) -> Optional[str]:
-    """The spelled confirmation number, upper case; None when no six-character code was heard."""
+def parse_confirmation(text: str, *, zero_as_o: bool = False) -> Optional[str]:
+    """The spelled confirmation number, upper case; None when no six-character code was heard.
+
+    ``zero_as_o`` reads every numeral 0 that Whisper wrote in the code as the letter O: the
+    voice rule has digits spoken as words, so the caller said "zero" for a digit 0 and "O" for
+    the letter, and Whisper writes both as "0" ("Z, five, O" came out as "C-5-0"). The spoken
+    word "zero" stays a digit. Only worth trying once the plain reading failed a lookup."""
     cue = CONFIRMATION_CUE.search(text)
     region = text[cue.end():] if cue else text
     name_cue = NAME_CUE.search(region)
     if name_cue:
         region = region[: name_cue.start()]
     tokens = _tokens(region)
+    if zero_as_o:
+        tokens = [_zeros_as_o(token) for token in tokens]
     if cue:
         words = _word_spelled_chars(tokens)
         if len(words) == CODE_LENGTH:
             return words
     chars = _code_chars(tokens)
     return chars if len(chars) == CODE_LENGTH else None
+
+
+def _zeros_as_o(token: str) -> str:
+    """A numeral token with its zeros read as O ("0" -> "o", "c50roh" -> "c5oroh")."""
+    return token.replace("0", "o") if any(c.isdigit() for c in token) else token
+
+
+def confirmation_readings(text: str) -> list[str]:
+    """Every reading of the code in ``text``, most likely first: as heard, then with Whisper's
+    numeral zeros as the letter O. Distinct; empty when no code was heard."""
+    readings = []
+    for zero_as_o in (False, True):
+        code = parse_confirmation(text, zero_as_o=zero_as_o)
+        if code and code not in readings:
+            readings.append(code)
+    return readings
 
 
 def parse_last_name(text: str) -> Optional[str]:

@@ -27,7 +27,7 @@ from voice.bots.models.base import (
     tool_exchanges,
 )
 from voice.bots.models.gold_replay import ASK_IDENTITY, CONFIRMATION_MARKER, GOODBYE, gold_actions, identify_scenario
-from voice.bots.models.heard_identity import parse_confirmation, parse_last_name
+from voice.bots.models.heard_identity import confirmation_readings, parse_confirmation, parse_last_name
 from voice.bots.models.spoken_plan import is_write, offer_text, readback_text
 
 LOOKUP_TOOL = "get_reservation"
@@ -71,6 +71,21 @@ def accepted(heard: str) -> Optional[bool]:
     if _ACCEPTANCE.search(heard):
         return True
     return None
+
+
+def _untried_reading(convo: list[dict[str, Any]], code: str, name: str, sources: list[str]) -> str:
+    """``code``, or another reading of what was heard when ``code`` with ``name`` already failed a
+    lookup: a failed lookup repeated fails again, while a numeral 0 read as the letter O may not
+    (eva_airline__5_1_3: "C-5-0" for "Z, five, O")."""
+    failed = {(str(x.arguments.get("confirmation_number", "")).upper(), str(x.arguments.get("last_name", "")).lower())
+              for x in tool_exchanges(convo) if x.name == LOOKUP_TOOL and not x.succeeded}
+    if (code.upper(), name.lower()) not in failed:
+        return code
+    for source in sources:
+        for reading in confirmation_readings(source):
+            if (reading, name.lower()) not in failed:
+                return reading
+    return code
 
 
 def _substitute(params: dict[str, Any], gold: dict[str, Any], found: dict[str, Any]) -> dict[str, Any]:
@@ -162,6 +177,8 @@ class ListeningAgentPolicy:
         heard = " ".join(turns)
         if name and not code and _NO_CODE.search(heard) and gold_lookup.get("confirmation_number"):
             code = str(gold_lookup["confirmation_number"])
+        if code and name:
+            code = _untried_reading(convo, code, name, [latest, *reversed(turns), joined])
         if code and name:
             return Decision(calls=[(LOOKUP_TOOL, {"confirmation_number": code, "last_name": name})])
         if not waited and requests_made(said) and looks_unfinished(heard_since_reply(convo)):

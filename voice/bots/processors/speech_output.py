@@ -11,7 +11,7 @@ from pipecat.frames.frames import (
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from voice.bots.processors.sink import EmitSink
-from voice.bridge.audio import resample
+from voice.audio.pcm import resample
 from voice.protocol import rtvi
 from voice.protocol.channel import AudioChunk
 

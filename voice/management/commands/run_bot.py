@@ -8,6 +8,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from voice.bots.factory import is_loopback_host
 from voice.bots.host import BotHost
+from voice.bots.models.catalogue import DEFAULT_MODEL, ROLES
+from voice.modality import MODALITIES
 from voice.protocol.websocket import TOKEN_ENV, serve_websocket
 
 
@@ -15,14 +17,14 @@ class Command(BaseCommand):
     help = "Serve a bot (built-in brain or the protocol double) on ws://HOST:PORT."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--role", choices=("agent", "user"), required=True)
+        parser.add_argument("--role", choices=ROLES, required=True)
         parser.add_argument("--port", type=int, required=True, help="0 picks a free port")
         parser.add_argument("--host", default="127.0.0.1",
                             help=f"bind address (default loopback; any other needs the shared token in ${TOKEN_ENV})")
-        parser.add_argument("--modality", choices=("text", "voice"), default="voice")
+        parser.add_argument("--modality", choices=MODALITIES, default="voice")
         parser.add_argument("--model", default="",
-                            help="model name: built-in (default gold-replay for the agent, scripted for the "
-                                 "user) or the endpoint's model with --llm-url")
+                            help=f"model name: built-in (default {DEFAULT_MODEL['agent']} for the agent, "
+                                 f"{DEFAULT_MODEL['user']} for the user) or the endpoint's model with --llm-url")
         parser.add_argument("--llm-url", default=None, help="OpenAI-compatible base URL")
         parser.add_argument("--api-key-name", default=None, help="environment variable holding the API key")
         parser.add_argument("--double", action="store_true", help="serve the protocol double instead")
@@ -47,7 +49,7 @@ class Command(BaseCommand):
             return double_host(default_options(role, modality))  # type: ignore[arg-type]
         from voice.bots.factory import build_brain
 
-        model = str(options["model"] or ("gold-replay" if role == "agent" else "scripted"))
+        model = str(options["model"] or DEFAULT_MODEL[role])
         try:
             brain = build_brain(
                 role,

@@ -15,7 +15,8 @@ from voice.protocol import rtvi
 
 
 class HumanTurnBuilder:
-    """Feed every agent event; get back the user-side events to process before it."""
+    """Feed every agent event; get back the user-side events to process before it
+    (a ``voice.bridge.peer_role.TurnBuilder``)."""
 
     def __init__(self) -> None:
         self._open = False
@@ -60,11 +61,11 @@ class HumanTurnBuilder:
         return [rtvi.bot_stopped_speaking()]
 
 
-def forget_self_heard(turns: list[dict], heard: list[str | None]) -> None:
+def forget_self_heard(side: str, turns: list[dict], heard: list[str | None]) -> None:
     """A human's turn *is* what the agent heard, so it has no separate "heard" text: clearing it
     keeps key-entity accuracy from scoring the agent's ASR against itself (it reads N/A)."""
     for index, turn in enumerate(turns):
-        if turn.get("role") == "user":
+        if turn.get("role") == side:
             turn.pop("heard", None)
             if index < len(heard):
                 heard[index] = None

@@ -1,0 +1,80 @@
+"""The agent yields: Piper's audio for a long read-back stops within a frame or two of the
+caller starting to speak, and the speaking events say so (prototype processors, not wired)."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+from pipecat.frames.frames import EndFrame, TTSSpeakFrame, VADUserStartedSpeakingFrame
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.workers.runner import WorkerRunner
+
+from voice.bots.processors.barge_in import InterruptibleSink, InterruptibleSpeechOutput, YieldToCaller
+from voice.protocol.channel import AudioChunk
+from voice.speech import registry
+
+READ_BACK = ("All done. Your new flight is S, K, seven, zero, three, on March twenty fifth, departing at "
+             "nine fifteen in the morning from Austin to Los Angeles, seat fourteen A by the window. "
+             "Your confirmation number stays Z, K, three, F, F, W. Is there anything else I can help you with?")
+
+
+async def _speak(interrupt_after_s: float | None) -> tuple[list[tuple[float, object]], InterruptibleSink, YieldToCaller]:
+    sink = InterruptibleSink(pace_audio=True)
+    heard: list[tuple[float, object]] = []
+
+    async def emit(item: object) -> None:
+        heard.append((time.monotonic(), item))
+
+    sink.attach(emit)
+    output = InterruptibleSpeechOutput(sink, sample_rate=24000, chunk_secs=0.02)
+    yielder = YieldToCaller(output.speaking)
+    worker = PipelineWorker(
+        Pipeline([yielder, registry.make_tts("piper"), output]),
+        params=PipelineParams(audio_out_sample_rate=24000), enable_rtvi=False, idle_timeout_secs=None,
+        check_dangling_tasks=False,
+    )
+    runner = WorkerRunner(handle_sigint=False, check_dangling_tasks=False)
+    await runner.add_workers(worker)
+    task = asyncio.create_task(runner.run())
+    await worker.queue_frame(TTSSpeakFrame(READ_BACK))
+    if interrupt_after_s is not None:
+        while not any(isinstance(item, AudioChunk) for _, item in heard):
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(interrupt_after_s)
+        heard.append((time.monotonic(), "caller starts"))
+        await worker.queue_frame(VADUserStartedSpeakingFrame())
+        await asyncio.sleep(1.0)
+    else:
+        while not any(isinstance(item, dict) and item.get("type") == "bot-stopped-speaking" for _, item in heard):
+            await asyncio.sleep(0.05)
+    await worker.queue_frame(EndFrame())
+    await asyncio.wait_for(task, 30)
+    await sink.detach()
+    return heard, sink, yielder
+
+
+def _audio_seconds(items: list[tuple[float, object]]) -> float:
+    return sum(len(item.pcm) / 2 / item.sample_rate for _, item in items if isinstance(item, AudioChunk))
+
+
+async def test_agent_stops_talking_when_the_caller_cuts_in() -> None:
+    heard, sink, yielder = await _speak(interrupt_after_s=1.5)
+    cut = next(t for t, item in heard if item == "caller starts")
+    after = [(t, item) for t, item in heard if t > cut]
+    assert yielder.interruptions == 1
+    # At most the chunk in flight plays after the cut (20 ms chunks; allow for a loaded loop).
+    assert _audio_seconds(after) <= 0.1
+    # The rest of the read-back (8-9 s of it) was never sent: dropped from the sink's queue, or
+    # never rendered when the TTS was stopped first (a busy machine renders near real time).
+    stopped = [t for t, item in after if isinstance(item, dict) and item.get("type") == "bot-stopped-speaking"]
+    assert stopped and stopped[0] - cut < 0.3
+    # Whatever had played by then (up to the 1.5 s of the cut: less when a busy machine renders
+    # slower than real time) is all the caller heard of an 8-9 s read-back.
+    assert 0.1 <= _audio_seconds(heard) <= 1.9
+
+
+async def test_agent_without_interruption_says_it_all() -> None:
+    heard, sink, yielder = await _speak(interrupt_after_s=None)
+    assert yielder.interruptions == 0 and sink.dropped_audio_s == 0.0
+    assert _audio_seconds(heard) > 7.0

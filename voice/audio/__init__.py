@@ -1,0 +1,1 @@
+"""Audio shared by the bots, the bridge, the listen-in mix and the conditions: plain PCM helpers."""
