@@ -12,7 +12,7 @@ import pytest
 from scoring.runs import live as live_module
 from scoring.runs import runner as runner_module
 from scoring.runs.live import ChannelsProgress
-from scoring.runs.run_options import RunOptions
+from scoring.runs.options import RunOptions
 from scoring.runs.runner import run_evaluation
 
 
