@@ -47,7 +47,7 @@ async def heard_right_clip(line: str, heard_right: Callable[[str], bool], *, tri
     """A Piper rendering of ``line`` that Whisper tiny.en (the default recogniser) hears right,
     with its transcript. Piper samples each rendering anew and some are misheard, so a test that
     feeds speech to an agent feeds a checked clip: it tests the call, not one lucky recognition."""
-    from voice.bridge.audio import resample
+    from voice.audio.pcm import resample
     from voice.speech import whisper_models
     from voice.speech.piper_tts import make_piper_tts
     from voice.speech.whisper_stt import shared_model, transcribe_pcm
