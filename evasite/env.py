@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -56,3 +57,10 @@ def secret_key_from_file(path: str) -> str:
     with os.fdopen(fd, "w") as handle:
         handle.write(key + "\n")
     return key
+
+
+def redis_channel_host(url: str) -> dict[str, Any]:
+    """The channels_redis host entry for ``url``. redis-py 8 reads every reply with a 5 s socket
+    timeout, exactly as long as channels_redis's blocking pop waits on an idle channel, so a
+    receive() on a quiet channel raised TimeoutError after 5 s; the reads get room to spare."""
+    return {"address": url, "socket_timeout": 30}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evasite.env import env_bool, env_int, env_list, env_str, secret_key_from_file
+from evasite.env import env_bool, env_int, env_list, env_str, redis_channel_host, secret_key_from_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -138,7 +138,7 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {"hosts": [redis_channel_host(REDIS_URL)]},
         }
     }
 else:

@@ -12,8 +12,9 @@ command -v sox >/dev/null 2>&1 || need_apt+=(sox)
 # the Redis channel layer and DATABASE_URL storage for real.
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
-# Browser tests (pages, WebRTC calls) drive Debian's Chromium through Playwright.
-command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# Browser tests (pages, WebRTC calls) drive Debian's Chromium through Playwright, at the path
+# tests/browser.py names (CHROMIUM); another chromium on PATH would not do.
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     apt-get update -qq

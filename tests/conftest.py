@@ -1,7 +1,19 @@
-"""Shared test set-up."""
+"""Shared test set-up: a fresh asgiref executor in forked children, how pytest-xdist's workers
+share the suite out, and the clean-up of this process's SQLite side files.
+
+Isolation under pytest-xdist (pytest.ini runs the suite on several workers): each worker is its
+own process with its own SQLite test database (the name holds the pid; pytest-django adds the
+worker id), takes ports from its own block (``tests.services.free_port``) and writes only under
+pytest's ``tmp_path`` (per worker). A module whose tests share a module-scoped fixture of this
+suite (a live site, a Celery stack, a browser) runs on one worker, which sets it up once.
+"""
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
 
 
 def _fresh_asgiref_executor() -> None:
@@ -16,12 +28,70 @@ def _fresh_asgiref_executor() -> None:
 os.register_at_fork(after_in_child=_fresh_asgiref_executor)
 
 
-def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ARG001 - pytest hook signature
-    """Remove the WAL side files SQLite leaves next to this run's (already dropped) test DB."""
-    from pathlib import Path
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    """True when the test uses a module- or class-scoped fixture defined in this suite."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    for name in info.names_closure:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            if fixturedef.scope in ("module", "class") and fixturedef.func.__module__.startswith("tests."):
+                return True
+    return False
 
-    root = Path(__file__).resolve().parent.parent
+
+def _unit(item: pytest.Item) -> str:
+    """What xdist (``--dist loadgroup``) hands out as one piece: the test's group, else the test."""
+    group = item.get_closest_marker("xdist_group")
+    if group is None:
+        return item.nodeid
+    return "@" + str(group.args[0] if group.args else group.kwargs.get("name", "default"))
+
+
+def _name_groups_in_node_ids(items: list[pytest.Item]) -> None:
+    """Append ``@group`` to grouped tests' node ids on an xdist worker, as xdist means to: its own
+    hook sets ``item._nodeid``, which pytest 9.2's structured node ids (``item._id``) ignore, so
+    without this ``--dist loadgroup`` would scatter a group over the workers."""
+    from _pytest.nodeid import NodeId
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for item in items:
+        name = _unit(item)
+        if name.startswith("@") and not item.nodeid.endswith(name) and hasattr(item, "_id"):
+            item._id = NodeId.parse(item.nodeid + name)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> Generator[None, None, None]:
+    """Before the other hooks: group each module that shares a module-scoped fixture (xdist reads
+    the groups). After them: the units with the most ``slow`` tests first, the rest in collection
+    order (pytest-django's database order included). xdist hands units out in this order to
+    whichever worker is free, so the minute-long voice, browser and Celery tests start at once
+    on different workers instead of forming a tail."""
+    for item in items:
+        if not item.get_closest_marker("xdist_group") and _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    yield
+    _name_groups_in_node_ids(items)
+    slow: dict[str, int] = {}
+    for item in items:
+        slow[_unit(item)] = slow.get(_unit(item), 0) + bool(item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow[_unit(item)])
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:  # noqa: ARG001 - hook signature
+    """Remove the WAL side files SQLite leaves next to this process's (already dropped) test DB."""
+    try:
+        from django.conf import settings
+
+        name = settings.DATABASES["default"].get("TEST", {}).get("NAME")
+    except Exception:  # Django never configured (a collection error): nothing was created
+        return
+    if not name or name == ":memory:":
+        return
+    database = Path(name)
     for suffix in ("-wal", "-shm"):
-        side = root / f"test_db_{os.getpid()}.sqlite3{suffix}"
-        if side.exists() and not (root / f"test_db_{os.getpid()}.sqlite3").exists():
+        side = database.with_name(database.name + suffix)
+        if side.exists() and not database.exists():
             side.unlink()

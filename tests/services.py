@@ -8,6 +8,7 @@ import glob
 import itertools
 import os
 import pwd
+import random
 import shutil
 import signal
 import socket
@@ -26,10 +27,36 @@ REPO = Path(__file__).resolve().parent.parent
 _WORKER_SETS = itertools.count(1)
 
 
+_PORT_BLOCK = 400
+_PORT_BASE = 20000  # below Linux's ephemeral range (32768-60999), which servers on port 0 draw from
+
+
+def _port_block() -> range:
+    """This test process's own ports: one block per pytest-xdist worker, so two workers never
+    hand out the same port, and none that a server binding port 0 could take meanwhile."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker[2:]) + 1 if worker[2:].isdigit() else 0
+    start = _PORT_BASE + (index % 30) * _PORT_BLOCK
+    return range(start, start + _PORT_BLOCK)
+
+
+# A random start, so two test sessions on one machine (two engineers) rarely walk the same ports.
+_PORT_TURNS = itertools.count(random.randrange(_PORT_BLOCK))
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A loopback port nobody listens on, never handed out twice by this process (a server to
+    start on it, or a URL that must refuse connections)."""
+    block = _port_block()
+    for _ in range(len(block)):
+        port = block[next(_PORT_TURNS) % len(block)]
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no free port in {block}")
 
 
 def wait_for_port(port: int, timeout: float = 15) -> bool:
@@ -82,7 +109,8 @@ class RedisServer:
             self.proc = subprocess.Popen(
                 [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence],
                 stdout=log, stderr=subprocess.STDOUT)
-        if not wait_for_port(self.port):
+        # Our redis must be the one listening (one that found the port taken has exited).
+        if not wait_for_port(self.port) or self.proc.poll() is not None:
             self.stop()
             pytest.fail(f"redis-server did not start:\n{(self.root / 'redis.log').read_text()[-2000:]}")
         return self

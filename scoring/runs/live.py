@@ -8,11 +8,16 @@ visible from any daphne worker.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from typing import Any
 
 from channels.layers import get_channel_layer
 
 from scoring.runs.progress import ProgressSink
+
+
+DELIVERY_TIMEOUT_S = 5.0
+"""Longest wait for one event: a hung layer delays the live view, never the run's end."""
 
 
 def run_group(run_id: int) -> str:
@@ -21,30 +26,40 @@ def run_group(run_id: int) -> str:
 
 
 class ChannelsProgress:
-    """A ProgressSink that broadcasts the §20 events to the run's group."""
+    """A ProgressSink that broadcasts the §20 events to the run's group, in the order they happen.
+
+    One sender task delivers the events one after another: with one task per event, the Redis
+    layer's several round trips per ``group_send`` let a later event overtake an earlier one (a
+    watcher saw ``scenario.started`` before ``run.started``)."""
 
     def __init__(self, run_id: int, layer: Any = None) -> None:
         self.group = run_group(run_id)
         self.layer = layer if layer is not None else get_channel_layer()
-        self._pending: set[asyncio.Task] = set()
+        self._queue: deque[dict[str, Any]] = deque()
+        self._sender: asyncio.Task | None = None
 
     def _send(self, event: dict[str, Any]) -> None:
         if self.layer is None:
             return
-        task = asyncio.get_running_loop().create_task(self._deliver(event))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        self._queue.append(event)
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while self._queue:
+            await self._deliver(self._queue.popleft())
 
     async def _deliver(self, event: dict[str, Any]) -> None:
         try:
-            await self.layer.group_send(self.group, {"type": "run.event", "event": event})
-        except Exception:  # ChannelFull, Redis down...: the live view is not worth failing a run
+            async with asyncio.timeout(DELIVERY_TIMEOUT_S):
+                await self.layer.group_send(self.group, {"type": "run.event", "event": event})
+        except Exception:  # ChannelFull, Redis down or hung...: the live view is not worth failing a run
             return
 
     async def flush(self) -> None:
-        """Wait for events still on their way (before the run returns)."""
-        if self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        """Wait until every event sent so far is delivered (or given up on)."""
+        while self._sender is not None and not self._sender.done():
+            await asyncio.wait({self._sender})
 
     def run_started(self, *, run_label: str, total: int, already_done: int) -> None:
         self._send({"type": "run.started", "run": run_label, "total": total, "already_done": already_done})

@@ -271,6 +271,7 @@ class _Run:
             pending = self._classify(queue, resuming)
             await self._record_loaded()
             self.progress.run_started(run_label=f"eval_{stamp}", total=len(queue), already_done=self.loaded)
+            await self.live.flush()  # on the layer before a Celery worker can publish a scenario's events
             await self.executor.run_items(self._context(stamp, judge), pending)
             report = await self._finish(queue, names, warnings)
             report.elapsed_seconds = time.monotonic() - started

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import yaml
 from junitparser import JUnitXml
 
 from scenarios.data_root import get_eval_data_root
+from tests.services import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "ci.md"
@@ -48,12 +48,6 @@ def test_gitlab_runs_the_same_commands_as_github() -> None:
     assert job["before_script"][-1] == runs["Install evasite"]
     assert set(job["variables"]) >= set(github_env) - {"AGENT_API_KEY"}
     assert job["artifacts"]["reports"]["junit"] == "reports/junit.xml"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _step(script: str, workspace: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
@@ -91,7 +85,7 @@ def test_the_workflow_commands_gate_a_real_run(workspace) -> None:
         cwd=REPO, env=base_env, capture_output=True, text=True, timeout=600)
     assert baseline.returncode == 0, baseline.stderr
     (session,) = (ws / "baseline_runs").glob("eval_*")
-    port = _free_port()
+    port = free_port()
     env = {**base_env, **{k: v for k, v in doc_env.items() if "${{" not in v},
            "SCENARIOS": f"--scenarios {' '.join(FIVE)}", "AGENT_PORT": str(port),
            "AGENT_FLAGS": f"--agent-url ws://127.0.0.1:{port}", "BASELINE": str(session),

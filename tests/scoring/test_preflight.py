@@ -2,26 +2,20 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 
 import pytest
 from aiohttp import web
 
 from scoring.runs.preflight import PreflightError, check_bot_url, check_llm_url, check_run_endpoints
 from scoring.runs.options import RunOptions
+from tests.services import free_port
 from tests.streaming_standin import StreamingChatStandIn
 from voice.protocol.websocket import serve_websocket
 from voice.testing.double import DoubleOptions, double_host
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 async def test_unreachable_bot_url_names_the_url_and_the_refusal():
-    url = f"ws://127.0.0.1:{_closed_port()}"
+    url = f"ws://127.0.0.1:{free_port()}"
     with pytest.raises(PreflightError) as caught:
         await check_bot_url("agent", url, "text")
     assert str(caught.value) == (f"--agent-url {url}: cannot reach the agent bot (connection refused); "
@@ -39,7 +33,7 @@ async def test_bot_of_the_other_modality_is_named_with_both_modalities():
 
 
 async def test_llm_url_refused_unauthorised_and_not_an_api():
-    closed = f"http://127.0.0.1:{_closed_port()}/v1"
+    closed = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(PreflightError) as caught:
         await asyncio.to_thread(check_llm_url, "agent", closed, "m", None)
     assert str(caught.value) == f"--agent-llm-url {closed}: cannot reach the server (connection refused); tried GET models"

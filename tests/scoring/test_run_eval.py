@@ -18,6 +18,7 @@ from scoring.core.canonical import db_hash
 from scoring.models import Run, ScenarioResult
 from scoring.runs.options import RunOptions
 from scoring.runs.runner import RunError, run_evaluation
+from tests.services import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 NO_WRITE = {"eva_airline__5_2_5", "eva_airline__7_1_1", "eva_airline__7_2_2", "eva_airline__7_2_8",
@@ -95,19 +96,11 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
         assert len(lines) == 1 and lines[0].startswith("run_eval: error: ") and message in lines[0], (flags, proc.stderr)
 
 
-def _closed_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_unreachable_endpoints_and_data_root_exit_1_with_one_line(tmp_path: Path) -> None:
     """Checked before the first scenario: no traceback, no 0% run, the URL named (issue 11 #3)."""
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
     assert _manage("migrate", "-v", "0", env=env).returncode == 0
-    ws_url, llm_url = f"ws://127.0.0.1:{_closed_port()}", f"http://127.0.0.1:{_closed_port()}/v1"
+    ws_url, llm_url = f"ws://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}/v1"
     for flags, extra_env, message in (
         (["--agent-url", ws_url], {}, f"--agent-url {ws_url}: cannot reach the agent bot (connection refused)"),
         (["--user-model", "m", "--user-llm-url", llm_url], {},

@@ -17,6 +17,9 @@ from scoring.runs.runner import run_evaluation
 from voice.bots.models.base import tool_exchanges
 from voice.speech.whisper_models import sha256_of, tiny_en
 
+# Five calls at concurrency 3 take what CPU there is: beside the other unpaced calls, one worker.
+pytestmark = pytest.mark.xdist_group("voice-cpu")
+
 SEEDS = ["eva_airline__voluntary_date_change", "eva_airline__irrops_cancellation",
          "eva_airline__missed_flight_standby", "eva_airline__cancellation_refund",
          "eva_airline__escalation_edge_case"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from pipecat.frames.frames import EndFrame, Frame, TTSAudioRawFrame, TTSSpeakFrame
 from pipecat.pipeline.pipeline import Pipeline
@@ -40,3 +41,23 @@ async def synthesize(service, text: str, sample_rate: int = 24000) -> tuple[byte
     await asyncio.wait_for(runner.run(), 60)
     return bytes(collector.pcm), collector.rate
 
+
+
+async def heard_right_clip(line: str, heard_right: Callable[[str], bool], *, tries: int = 10) -> tuple[bytes, int, str]:
+    """A Piper rendering of ``line`` that Whisper tiny.en (the default recogniser) hears right,
+    with its transcript. Piper samples each rendering anew and some are misheard, so a test that
+    feeds speech to an agent feeds a checked clip: it tests the call, not one lucky recognition."""
+    from voice.audio.pcm import resample
+    from voice.speech import whisper_models
+    from voice.speech.piper_tts import make_piper_tts
+    from voice.speech.whisper_stt import shared_model, transcribe_pcm
+
+    model = shared_model(whisper_models.tiny_en())
+    heard: list[str] = []
+    for _ in range(tries):
+        pcm, rate = await synthesize(make_piper_tts(), line)
+        text = await asyncio.to_thread(transcribe_pcm, model, resample(pcm, rate, 16000))
+        if heard_right(text):
+            return pcm, rate, text
+        heard.append(text)
+    raise AssertionError(f"none of {tries} renderings of {line!r} was heard right: {heard}")

@@ -19,13 +19,16 @@ from voice.bots.brain import BrainConfig
 from voice.bots.factory import build_brain
 from voice.bots.models.base import BuiltinLLMService, tool_exchanges
 from voice.bots.models.heard_identity import parse_confirmation
-from voice.bots.models.listening import GIVE_UP, REASK_MARKER
+from voice.bots.models.listening import GIVE_UP, MAX_IDENTITY_REQUESTS, MAX_LOOKUPS, REASK_MARKER, requests_made
 from voice.bots.models.scripted import ScriptedPassengerPolicy
 from voice.bots.pipeline import PipecatBrain
-from voice.entities import entity_in
 from voice.protocol.channel import AudioChunk
 
 SILENCE = AudioChunk(bytes(3200), 16000)  # 100 ms
+HANG_GUARD_S = 400
+"""Only stops a call that hangs: unpaced, a call is CPU-bound, so a loaded machine stretches it."""
+# The unpaced calls take what CPU there is: on one worker, one after another (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("voice-cpu")
 
 
 class AudioRelay:
@@ -74,6 +77,16 @@ class AudioRelay:
             elif item.get("type") == "bot-started-speaking":
                 utterances.append([])
         return utterances
+
+    def said_at(self, side: str, words: str) -> float:
+        """When ``side``'s TTS text, sentence by sentence, had first said ``words``."""
+        spoken = ""
+        for at, item in self.events[side]:
+            if isinstance(item, dict) and item.get("type") == "bot-tts-text":
+                spoken += " " + item["data"]["text"]
+                if words in spoken:
+                    return at
+        raise AssertionError(f"{side} never said {words!r}")
 
     def heard(self, side: str) -> list[str]:
         return [i["data"]["text"] for _, i in self.events[side] if isinstance(i, dict) and i.get("type") == "user-transcription"]
@@ -138,29 +151,42 @@ async def test_voice_listening_agent_acts_on_what_it_heard():
     sink = logger.add(lambda m: silent_contexts.append(str(m)), level="WARNING",
                       filter=lambda r: "completed with no audio" in r["message"])
     try:
-        relay, agent_state, _ = await _call(agent, user, "1.1.2", 90)
+        relay, agent_state, _ = await _call(agent, user, "1.1.2", HANG_GUARD_S)
     finally:
         logger.remove(sink)
     # Tool-only replies (the lookup) are not handed to the TTS as empty turns.
     assert not silent_contexts, silent_contexts
 
     # What was done follows from what was heard: each lookup used a code parsed from the caller's
-    # turns before it, and the database changed only after one that succeeded.
+    # turns before it, and the booking is either found and changed, or the agent used every try
+    # it has on what it misheard and changed nothing. (How often Whisper hears the spelling right
+    # is a rate over many calls: test_run_eval_voice and bench/speech_selftest.py.)
     messages = [m for m in relay.exit_context if isinstance(m, dict)]
     lookups = [x for x in tool_exchanges(messages) if x.name == "get_reservation"]
     assert lookups, f"no lookup; the agent heard {relay.heard('agent')}"
     for lookup in lookups:
         assert lookup.arguments["confirmation_number"] in parsed_codes_before(messages, lookup)
-    if any(x.succeeded for x in lookups):
+    said_turns = relay.said("agent")
+    said = " ".join(said_turns)  # TTS text arrives sentence by sentence
+    failed = [x for x in lookups if not x.succeeded]
+    found = [x for x in lookups if x.succeeded]
+    if found:
+        assert lookups.index(found[0]) == len(failed), "no lookup after the booking was found"
+        assert found[0].arguments["confirmation_number"] == "ZK3FFW"
+        assert found[0].arguments["last_name"].lower() == "rodriguez"
         assert db_hash(agent_state["db"]) == db_hash(scenario.expected_scenario_db)
-        assert next(x for x in lookups if x.succeeded).arguments["confirmation_number"] == "ZK3FFW"
-        # The agent->user direction carried the flight number, spelled, and the passenger heard it.
-        assert "S, K, seven, zero, three" in " ".join(relay.said("agent"))
-        assert any(entity_in("SK703", heard) for heard in relay.heard("user"))
+        # The read-back spells the new flight, and the agent->user direction carried it: the
+        # passenger transcribed speech that began after the read-back did (what it heard is a rate).
+        assert "S, K, seven, zero, three" in said
+        readback = relay.said_at("agent", "S, K, seven, zero, three")
+        assert any(t > readback and item.get("type") == "user-transcription" and item["data"]["text"].strip()
+                   for t, item in relay.events["user"] if isinstance(item, dict)), relay.heard("user")
     else:
+        assert len(failed) == MAX_LOOKUPS or requests_made(said_turns) >= MAX_IDENTITY_REQUESTS, said_turns
+        assert GIVE_UP.split(".")[0] in said
         assert db_hash(agent_state["db"]) == db_hash(initial_db("1.1.2"))
-    if len(lookups) > 1:  # a misheard letter: the agent asked again before it found the booking
-        assert not lookups[0].succeeded and REASK_MARKER in " ".join(relay.said("agent"))
+    # Every failed lookup but a last one that ends the call is followed by asking again.
+    assert said.count(REASK_MARKER) >= len(failed) - (0 if found else 1)
 
     utterances = relay.utterance_audio("agent")
     assert len(utterances) >= 3 and all(utterances)
@@ -189,7 +215,7 @@ async def test_voice_agent_asks_again_and_changes_nothing_for_a_code_it_cannot_f
     user = PipecatBrain(role="user", llm_factory=lambda brain: BuiltinLLMService(policy), modality="voice",
                         speech=_speech(None, None), policy=policy, pace_audio=False, turn_gap_secs=0.5)
     owner.append(user)
-    relay, agent_state, _ = await _call(agent, user, "1.1.2", 150)
+    relay, agent_state, _ = await _call(agent, user, "1.1.2", HANG_GUARD_S)
 
     assert db_hash(agent_state["db"]) == db_hash(initial_db("1.1.2"))
     messages = [m for m in relay.exit_context if isinstance(m, dict)]
@@ -233,4 +259,6 @@ async def test_voice_pipeline_loads_the_piper_voice_off_the_event_loop():
         ticker.cancel()
         await brain.stop()
     assert piper_tts._loaded_voice.cache_info().currsize == 1, "the voice was loaded"
-    assert max(gaps) < 0.25, f"the loop stalled {max(gaps):.2f} s during a {built:.2f} s pipeline build"
+    # Loaded on the loop, one gap would last the whole load; a loaded machine's scheduling alone
+    # makes gaps of a few tenths, so the bound is relative to the build.
+    assert max(gaps) < 0.5 * built, f"the loop stalled {max(gaps):.2f} s during a {built:.2f} s pipeline build"

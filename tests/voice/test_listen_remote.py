@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from evasite.env import redis_channel_host
 from tests.services import REPO, redis_url  # noqa: F401 - fixture
 from tests.voice.listen_helpers import Listener, band_power
 from voice.listen import remote, service
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def redis_layer(settings, redis_url):  # noqa: F811
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                                           "CONFIG": {"hosts": [redis_url]}}}
+                                           "CONFIG": {"hosts": [redis_channel_host(redis_url)]}}}
     assert remote.relay_layer() is not None
     return redis_url
 

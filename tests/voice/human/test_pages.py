@@ -8,6 +8,7 @@ from django.test import Client
 from scoring import services
 from scoring.core.canonical import db_hash
 from scoring.models import Run
+from tests.gold import leaked_gold
 
 SEED = "eva_airline__voluntary_date_change"
 pytestmark = pytest.mark.django_db
@@ -39,7 +40,7 @@ def test_the_call_page_shows_the_brief_and_the_controls_but_no_gold(client):
         assert control in page, control
     assert "Rodriguez" in page and "Z, K, three, F, F, W" in page
     scenario = get_eval_scenario(SEED)
-    assert db_hash(scenario.expected_scenario_db) not in page
+    assert not leaked_gold(scenario, page)  # neither the hash nor the flight, seat or journeys it writes
     assert 'value="listening" selected' in page  # the built-in agent that listens is the default
     assert client.get("/scenarios/no_such_scenario/call/").status_code == 404
 

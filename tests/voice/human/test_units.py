@@ -166,14 +166,14 @@ async def test_the_callers_track_hands_aiortc_contiguous_opus_packets_of_the_age
 
 def test_the_brief_tells_the_passengers_facts_and_never_the_gold():
     from scenarios.registry import get_eval_scenario
-    from scoring.core.canonical import db_hash
+    from tests.gold import leaked_gold
     from voice.human.brief import passenger_brief
 
     scenario = get_eval_scenario(SEED)
     brief = passenger_brief(scenario)
     text = json.dumps(brief.__dict__, default=str)
     assert "Rodriguez" in text and "Z, K, three, F, F, W" in text and brief.steps and brief.goal
-    assert db_hash(scenario.expected_scenario_db) not in text
+    assert not leaked_gold(scenario, text)  # neither the hash nor the flight, seat or journeys it writes
     gold_writes = [json.dumps(v) for v in scenario.expected_scenario_db.get("reservations", {}).values()]
     assert not any(record in text for record in gold_writes)
 
