@@ -7,12 +7,12 @@ ill-typed in an older ``metrics.json`` simply contribute nothing.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scoring.core.attempt_names import attempt_name, has_trial_suffix, scenario_of
 from scoring.core.latency import latency_values, overall_latency_stats
 from scoring.core.signals import SIGNAL_CLEAN_EXIT, agent_turn_count, is_stalled
 from scoring.core.values import is_int, is_number
@@ -39,7 +39,6 @@ BUCKETS: tuple[str, ...] = (
 TOKEN_SIDES = ("agent", "user")
 TOKEN_FIELDS = ("n_calls", "prompt", "completion")
 KEY_ENTITY_DIRECTIONS = ("user_to_agent", "agent_to_user")
-_TRIAL_SUFFIX = re.compile(r"__trial\d+$")
 
 
 @dataclass
@@ -66,8 +65,8 @@ def scenario_label(metrics: Mapping[str, Any]) -> str:
     (the scenario directory's name), else the bare name, so trials are told apart."""
     name = str(metrics.get("scenario_name", ""))
     trial = metrics.get("trial")
-    if is_int(trial) and not _TRIAL_SUFFIX.search(name):
-        return f"{name}__trial{trial}"
+    if is_int(trial) and not has_trial_suffix(name):
+        return attempt_name(name, trial, trials=2)  # a recorded trial means the run had several
     return name
 
 
@@ -190,7 +189,7 @@ class RunAggregator:
                 totals["intact"] += counts["intact"]
 
     def _add_trial(self, name: str, success: bool) -> None:
-        self.trial_outcomes.setdefault(_TRIAL_SUFFIX.sub("", name), []).append(success)
+        self.trial_outcomes.setdefault(scenario_of(name), []).append(success)
 
     # --- reading ------------------------------------------------------------------------------
 

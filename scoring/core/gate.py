@@ -17,13 +17,13 @@ A regression is any of:
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from scoring.core.attempt_names import split_attempt_name
 from scoring.core.signals import agent_turn_count, is_stalled
 from scoring.core.stats import (
     RateDifference,
@@ -40,9 +40,6 @@ DEFAULT_MIN_AGENT_TURNS = 3
 """``--min-agent-turns`` when a run's recorded flags do not say."""
 Verdicts = dict[str, dict[int, bool]]
 """Scenario name → trial number → passed, in queue order."""
-
-_TRIAL_SUFFIX = re.compile(r"__trial(\d+)$")
-
 
 class NothingInCommon(ValueError):
     """The two runs share no scored scenario trial, so there is nothing to gate on."""
@@ -65,14 +62,11 @@ def attempt_verdict(metrics: Mapping[str, Any], *, min_agent_turns: int) -> bool
 
 def scenario_and_trial(metrics: Mapping[str, Any]) -> tuple[str, int]:
     """``(scenario name, trial)``; one-trial runs write no ``trial`` and are trial 1."""
-    name = str(metrics.get("scenario_name", ""))
-    suffix = _TRIAL_SUFFIX.search(name)
-    if suffix:
-        name = name[: suffix.start()]
+    name, suffix_trial = split_attempt_name(str(metrics.get("scenario_name", "")))
     trial = metrics.get("trial")
     if is_int(trial):
         return name, int(trial)
-    return name, int(suffix.group(1)) if suffix else 1
+    return name, suffix_trial or 1
 
 
 def recorded_min_agent_turns(parsed_args: Mapping[str, Any]) -> int:

@@ -15,6 +15,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Q, QuerySet
 
 from scoring.models import TAG_MAX, Run
+from voice.modality import MODALITIES
 
 PAGE_SIZE = 25
 MAX_QUERY_CHARS = 100
@@ -25,7 +26,7 @@ SOURCE_CHOICES: tuple[tuple[str, str], ...] = (
     ("human", "Human calls"),
     ("all", "Everything"),
 )
-MODALITY_CHOICES: tuple[str, ...] = ("voice", "text")
+MODALITY_CHOICES: tuple[str, ...] = MODALITIES
 
 
 @dataclass(frozen=True)

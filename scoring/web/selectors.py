@@ -16,6 +16,7 @@ from django.db.models import F, QuerySet
 from scenarios import data_root
 from scenarios.models import Scenario
 from scenarios.registry import get_eval_scenario, get_eval_scenario_class
+from scoring.core.attempt_names import attempt_name
 from scoring.core.db_diff import gold_diff
 from scoring.models import Run, ScenarioResult
 from scoring.runs.options import REDACTED
@@ -248,11 +249,11 @@ def run_queue_dir_names(run: Run) -> list[str]:
     names = run.scenario_names or []
     if run.trials <= 1:
         return list(names)
-    return [f"{name}__trial{trial}" for name in names for trial in range(1, run.trials + 1)]
+    return [attempt_name(name, trial, run.trials) for name in names for trial in range(1, run.trials + 1)]
 
 
 def _result_dir_name(result: ScenarioResult, trials: int) -> str:
-    return result.scenario_name if trials <= 1 else f"{result.scenario_name}__trial{result.trial}"
+    return attempt_name(result.scenario_name, result.trial, trials)
 
 
 def result_label(result: ScenarioResult) -> str:

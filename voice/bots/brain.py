@@ -14,8 +14,6 @@ from voice.protocol.channel import AudioChunk, Item
 Emit = Callable[[Item], Awaitable[None]]
 """Send an RTVI event dict or an AudioChunk to the bridge over the current connection."""
 
-Modality = Literal["voice", "text"]
-
 STOP_BUDGET_SECS = 7.0
 """The longest ``Brain.stop`` may take (settling a tool call, tearing a pipeline down); whoever
 waits for a bot to wind down allows at least this much before cancelling it."""

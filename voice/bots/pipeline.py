@@ -32,7 +32,7 @@ from pipecat.turns.user_turn_strategies import ExternalUserTurnStrategies
 from pipecat.utils.types import NOT_GIVEN
 from pipecat.workers.runner import WorkerRunner
 
-from voice.bots.brain import STOP_BUDGET_SECS, BrainConfig, Emit, Modality
+from voice.bots.brain import STOP_BUDGET_SECS, BrainConfig, Emit
 from voice.bots.processors.metrics_emitter import TokenMetricsEmitter
 from voice.bots.processors.sink import EmitSink
 from voice.bots.processors.speech_output import SpeechOutputEmitter
@@ -41,6 +41,7 @@ from voice.bots.processors.transcript_input import TURN_GAP_SECS, TranscriptTurn
 from voice.bots.toolbox import Toolbox
 from voice.audio.pcm import resample
 from voice.protocol.channel import AudioChunk
+from voice.modality import Modality, check_modality
 
 INPUT_SAMPLE_RATE = 16000
 OUTPUT_SAMPLE_RATE = 24000
@@ -83,8 +84,7 @@ class PipecatBrain:
     ) -> None:
         if role not in ("agent", "user"):
             raise ValueError(f"role must be 'agent' or 'user', not {role!r}")
-        if modality not in ("text", "voice"):
-            raise ValueError(f"modality must be 'text' or 'voice', not {modality!r}")
+        check_modality(modality)
         if modality == "voice" and speech is None:
             raise ValueError("voice modality needs speech services (tts, stt, vad)")
         self.role = role

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import urlparse
 
+from voice.modality import MODALITIES
+
 MAX_CONTROL_CHARS = 8000
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 AGENT_KEYS = ("model", "llm_url", "api_key_name", "url")
@@ -66,8 +68,8 @@ def check_agent(agent: Any) -> tuple[dict[str, str], str | None]:
 
 def _start(message: dict) -> Control | str:
     modality = message.get("modality", "voice")
-    if modality not in ("voice", "text"):
-        return 'modality must be "voice" or "text"'
+    if modality not in MODALITIES:
+        return f"modality must be one of {', '.join(MODALITIES)}"
     agent, problem = check_agent(message.get("agent"))
     if problem:
         return problem

@@ -10,6 +10,8 @@ import itertools
 import time
 from typing import Any, NamedTuple
 
+from voice.modality import MODALITIES
+
 LABEL = "rtvi-ai"
 PROTOCOL_VERSION = "1.1.0"
 LIBRARY = "evasite"
@@ -114,7 +116,7 @@ def stated_modality(message: dict | None) -> str | None:
     """The modality a ``bot-ready`` states, or None (bots that do not say)."""
     data = message_data(message) if isinstance(message, dict) else None
     value = data.get("modality") if isinstance(data, dict) else None
-    return value if value in ("voice", "text") else None
+    return value if value in MODALITIES else None
 
 
 def bot_started_speaking() -> dict:
