@@ -12,7 +12,7 @@ from django.db import OperationalError
 from scoring import services
 from scoring.runs.executors.celery_queue import storage_problems
 from scoring.runs.executors.item import take_over
-from scoring.runs.executors.lease import ScenarioLease, live_leases
+from scoring.runs.executors.lease import RunLeases, ScenarioLease
 from tests.services import redis_url  # noqa: F401 (fixture)
 
 
@@ -59,20 +59,38 @@ def test_no_retry_inside_an_outer_transaction() -> None:
 
 def test_lease_is_exclusive_and_expires_when_its_holder_dies(redis_url: str) -> None:  # noqa: F811
     client = redis.Redis.from_url(redis_url)
+    runs = RunLeases(client, 7)
     first = ScenarioLease(client, 7, "eva_airline__1_1_3", ttl=1)
     assert first.acquire()
     time.sleep(1.5)  # the heartbeat keeps it past its ttl
     assert not ScenarioLease(client, 7, "eva_airline__1_1_3").acquire()
-    assert live_leases(client, 7) == 1 and live_leases(client, 8) == 0
+    assert runs.held(["eva_airline__1_1_3", "eva_airline__2_1_2"]) == {"eva_airline__1_1_3"}
+    assert runs.any_held() and not RunLeases(client, 8).any_held()
     first._stop.set()  # the holder dies: no more heartbeats, no release
     first._beat.join(timeout=5)
-    time.sleep(1.2)
+    deadline = time.monotonic() + 5
+    while runs.held(["eva_airline__1_1_3"]):
+        assert time.monotonic() < deadline, "the lease never lapsed"
+        time.sleep(0.05)
     second = ScenarioLease(client, 7, "eva_airline__1_1_3")
     assert second.acquire()
     first.release()  # a late release of a lost lease leaves the new holder's alone
-    assert live_leases(client, 7) == 1
+    assert runs.held(["eva_airline__1_1_3"]) == {"eva_airline__1_1_3"}
     second.release()
-    assert live_leases(client, 7) == 0
+    assert not runs.any_held()
+
+
+def test_a_holder_learns_it_lost_its_lease(redis_url: str) -> None:  # noqa: F811
+    """Taken over after a lapse, the old holder is told at its next renewal and stops claiming it."""
+    client = redis.Redis.from_url(redis_url)
+    lease = ScenarioLease(client, 9, "eva_airline__1_1_3", ttl=3)
+    told = []
+    lease.on_lost = lambda: told.append(True)
+    assert lease.acquire()
+    client.set(lease.key, "someone-else", ex=30)  # another holder after a lapse the old one missed
+    assert lease.lost.wait(timeout=5) and told == [True]
+    lease.release()
+    assert client.get(lease.key) == b"someone-else"
 
 
 def test_take_over_moves_only_unfinished_attempts(tmp_path: Path) -> None:
