@@ -65,19 +65,30 @@ def test_lease_is_exclusive_and_expires_when_its_holder_dies(redis_url: str) -> 
     time.sleep(1.5)  # the heartbeat keeps it past its ttl
     assert not ScenarioLease(client, 7, "eva_airline__1_1_3").acquire()
     assert runs.held(["eva_airline__1_1_3", "eva_airline__2_1_2"]) == {"eva_airline__1_1_3"}
-    assert runs.any_held() and not RunLeases(client, 8).any_held()
+    assert runs.claimed() == {"eva_airline__1_1_3"} and RunLeases(client, 8).claimed() == set()
     first._stop.set()  # the holder dies: no more heartbeats, no release
     first._beat.join(timeout=5)
     deadline = time.monotonic() + 5
     while runs.held(["eva_airline__1_1_3"]):
         assert time.monotonic() < deadline, "the lease never lapsed"
         time.sleep(0.05)
+    assert runs.claimed() == {"eva_airline__1_1_3"}, "a holder that died leaves its claim behind"
     second = ScenarioLease(client, 7, "eva_airline__1_1_3")
     assert second.acquire()
+    assert not runs.forget_lapsed("eva_airline__1_1_3"), "never the claim of a live holder"
     first.release()  # a late release of a lost lease leaves the new holder's alone
     assert runs.held(["eva_airline__1_1_3"]) == {"eva_airline__1_1_3"}
     second.release()
-    assert not runs.any_held()
+    assert runs.held(["eva_airline__1_1_3"]) == set() and runs.claimed() == set()
+    third = ScenarioLease(client, 7, "eva_airline__2_1_2", ttl=1)
+    assert third.acquire()
+    third._stop.set()
+    third._beat.join(timeout=5)
+    deadline = time.monotonic() + 5
+    while runs.held(["eva_airline__2_1_2"]):
+        assert time.monotonic() < deadline, "the lease never lapsed"
+        time.sleep(0.05)
+    assert runs.forget_lapsed("eva_airline__2_1_2") and runs.claimed() == set()
 
 
 def test_a_holder_learns_it_lost_its_lease(redis_url: str) -> None:  # noqa: F811

@@ -4,8 +4,8 @@
 What the coordinator reads, and how often:
 - the run's feed (``executors.feed``), blocking, only what was appended since the last read:
   which scenarios started, the log lines, how each delivery ended;
-- every 2 s, the leases of the scenarios it knows are running (one round trip, as many keys as
-  there are busy workers). A running scenario whose lease has lapsed with no result belongs to
+- every 2 s, the run's claimed scenarios and their leases (two round trips, as many keys as
+  there are busy workers). A claimed scenario whose lease has lapsed with no result belongs to
   a worker that is gone: it is dispatched again at once, ahead of the queue. Its old message,
   redelivered by the broker after the visibility timeout (the last resort when the coordinator
   itself is gone), finds the scenario held or completed and steps back or records it again (one
@@ -32,7 +32,7 @@ from scenarios.registry import get_eval_scenario
 from scoring import services
 from scoring.runs.executors import feed as news
 from scoring.runs.executors.base import QueueItem, RunContext, RunError, RunInterrupted
-from scoring.runs.executors.delivery import HELD, LOADED, LOST, RECORDED
+from scoring.runs.executors.delivery import FAILED, LOADED, RECORDED
 from scoring.runs.executors.item import accepted_metrics
 from scoring.runs.executors.lease import LEASE_TTL_SECONDS, RunLeases, redis_client
 from scoring.runs.executors.plan import ATTEMPT_TASK, plan_payload
@@ -101,8 +101,6 @@ class _Watch:
     def __init__(self, run: RunContext, pending: list[QueueItem]) -> None:
         self.run = run
         self.remaining = {item.dir_name: item for item in pending}
-        self.running: set[str] = set()  # a worker said it started (or holds) it: its lease is watched
-        self.absent: Counter[str] = Counter()  # lease polls in a row that found a running scenario's lease gone
         self.unread: set[str] = set()  # recorded; its metrics.json not visible here yet (a lagging filesystem)
         self.redispatched: Counter[str] = Counter()
         self.task_ids: list[str] = []
@@ -178,17 +176,14 @@ class _Watch:
         if name not in self.remaining:
             return  # a late duplicate of a scenario already accepted
         if kind == news.STARTED:
-            self.running.add(name)
-            self.absent.pop(name, None)
             self.run.display.scenario_started(name)
         elif kind == news.OUTCOME:
             status = entry.get("status")
             if status in (RECORDED, LOADED):
                 self.unread.add(name)
-            elif status in (HELD, LOST):
-                self.running.add(name)  # someone else holds it (or will): watch that lease
-            else:
+            elif status == FAILED:
                 raise RunError(f"{name}: attempt failed on a worker: {entry.get('error')}")
+            # HELD, LOST: someone else holds the scenario (its claim is watched) or it lapses
 
     def _accept(self, name: str) -> None:
         item = self.remaining[name]
@@ -198,42 +193,42 @@ class _Watch:
             return  # row visible before the file on a lagging shared filesystem: next step
         del self.remaining[name]
         self.unread.discard(name)
-        self.running.discard(name)
-        self.absent.pop(name, None)
         self.last_progress = time.monotonic()
         self.run.accept(item, metrics, scenario_dir)
         self.run.display.scenario_finished(name, metrics)
 
     async def _check_leases(self) -> None:
-        watched = sorted(self.running - self.unread)
-        if not watched:
-            return
         try:
-            held = await asyncio.to_thread(self.leases.held, watched)
+            claimed, held = await asyncio.to_thread(self._claims)
         except (redis.RedisError, OSError):
             self._trouble()
             return
         if held:
             self.last_progress = time.monotonic()
-        settled = time.monotonic() - self.redis_trouble_at > LEASE_TTL_SECONDS  # holders have had time to renew
-        for name in watched:
-            if name in held:
-                self.absent.pop(name, None)
-                continue
-            self.absent[name] += 1
-            if self.absent[name] >= 2 and settled:  # two polls apart: not a lease between two holders
-                await self._lapsed(name)
+        if time.monotonic() - self.redis_trouble_at <= LEASE_TTL_SECONDS:
+            return  # after an outage, holders get a heartbeat's time to take their leases back
+        for name in sorted(claimed - held):
+            await self._lapsed(name)
+
+    def _claims(self) -> tuple[set[str], set[str]]:
+        """The remaining scenarios someone claimed, and those whose lease is held now."""
+        claimed = (self.leases.claimed() & set(self.remaining)) - self.unread
+        return claimed, self.leases.held(claimed)
 
     async def _lapsed(self, name: str) -> None:
-        """A running scenario nobody holds: recorded after all, or dispatched again now."""
+        """A claimed scenario nobody holds: recorded after all, or dispatched again now."""
         item = self.remaining[name]
         recorded = await sync_to_async(result_recorded)(run_id=self.run.run_id, key=item.key)
         if recorded is None:
             return  # the database is away: look again at the next lease poll
-        self.running.discard(name)
-        self.absent.pop(name, None)
         if recorded:
             self.unread.add(name)
+            return
+        try:
+            if not await asyncio.to_thread(self.leases.forget_lapsed, name):
+                return  # taken again meanwhile (the broker's redelivery of its message): watched as before
+        except (redis.RedisError, OSError):
+            self._trouble()
             return
         self.redispatched[name] += 1
         if self.redispatched[name] > REDISPATCH_LIMIT:
@@ -244,31 +239,17 @@ class _Watch:
         self.run.log.warning(f"{name}: its lease lapsed with no result (the worker is gone); dispatched again")
 
     async def _reconcile(self) -> None:
-        """After a Redis outage: results the feed may have lost, from the rows; running scenarios
-        it never announced, from the leases."""
+        """After a Redis outage: results the feed may have lost, from the rows."""
         keys = await sync_to_async(recorded_keys)(run_id=self.run.run_id)
         if keys is None:
             return
-        try:
-            held = await asyncio.to_thread(self.leases.held, list(self.remaining))
-        except (redis.RedisError, OSError):
-            return
         self.reconcile_pending = False
-        for name, item in self.remaining.items():
-            if item.key in keys:
-                self.unread.add(name)
-            elif name in held:
-                self.running.add(name)
+        self.unread.update(name for name, item in self.remaining.items() if item.key in keys)
 
     async def _give_up_unless_alive(self) -> None:
-        """The last look before ending the run interrupted: any row or lease the feed missed."""
-        self.reconcile_pending = True
+        """The last look before ending the run interrupted: a row the feed missed."""
         await self._reconcile()
-        try:
-            alive = bool(self.unread) or await asyncio.to_thread(self.leases.any_held)
-        except (redis.RedisError, OSError):
-            alive = False
-        if alive:
+        if self.unread:
             self.last_progress = time.monotonic()
             return
         raise RunInterrupted(

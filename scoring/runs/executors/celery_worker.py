@@ -9,13 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from scoring.runs.executors.base import QueueItem, RunError
-from scoring.runs.executors.delivery import deliver
+from scoring.runs.executors.delivery import FAILED, deliver
 from scoring.runs.executors.feed import FeedWriter
 from scoring.runs.executors.lease import RunLeases, redis_client
 from scoring.runs.executors.plan import plan_from_payload
 from scoring.runs.live import ChannelsProgress, FanOut
-
-FAILED = "failed"
 
 
 async def attempt_on_worker(payload: dict[str, Any]) -> str:

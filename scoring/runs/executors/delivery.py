@@ -24,6 +24,8 @@ LOADED = "loaded"
 HELD = "held elsewhere"
 LOST = "lease lost"
 """The lease was lost mid-way: the attempt was abandoned to whoever holds the scenario now."""
+FAILED = "failed"
+"""Not a delivery's own status: what a worker reports when its delivery raised (the run fails)."""
 
 Log = Callable[[str, str], None]
 """``(line, level)``: ``EvalLog.write`` on the coordinator, the run's feed on a worker."""

@@ -6,6 +6,10 @@ resume beside live workers. The lease tells those apart: a live lease means some
 (the other copy steps back or waits); a lapsed one means its holder is gone (the next holder
 moves the directory aside and runs the scenario again).
 
+Taking a lease also enrols the scenario in its run's set of claimed scenarios, atomically, and
+releasing it leaves that set: so the coordinator finds every scenario someone has claimed (one
+read of the set), and one whose member has no lease left lost its holder without a word.
+
 A holder that cannot renew its lease for a whole ``ttl`` (Redis away, the process starved) must
 assume someone else has taken over, so it is told (``on_lost``) just before the key can lapse."""
 from __future__ import annotations
@@ -23,8 +27,21 @@ from django.conf import settings
 LEASE_TTL_SECONDS = 15
 _PREFIX = "evasite:lease"
 
+CLAIMED_TTL_SECONDS = 7 * 24 * 3600
+
+# Each script is atomic, so two processes never both believe they hold one key, and the claimed
+# set never names a scenario whose lease was taken without it. KEYS: lease, claimed set;
+# ARGV: token, ttl, directory name, the set's ttl.
+_ACQUIRE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then
+  redis.call('SADD', KEYS[2], ARGV[3])
+  redis.call('EXPIRE', KEYS[2], ARGV[4])
+  return 1
+end
+return 0
+"""
 # Renew our lease, or take it back if Redis lost it (a restart without persistence); 0 when
-# another holder has it. Atomic, so two processes never both believe they hold one key.
+# another holder has it.
 _RENEW = """
 local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
@@ -32,11 +49,26 @@ if holder == ARGV[1] then
   return 1
 elseif not holder then
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  redis.call('SADD', KEYS[2], ARGV[3])
   return 1
 end
 return 0
 """
-_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('SREM', KEYS[2], ARGV[3])
+end
+return 0
+"""
+# The coordinator forgets a claimed scenario only while nobody holds it (1), never a new holder's.
+_FORGET_LAPSED = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('SREM', KEYS[2], ARGV[1])
+  return 1
+end
+return 0
+"""
 
 
 def redis_client() -> redis.Redis:
@@ -48,12 +80,18 @@ def lease_key(run_id: int, dir_name: str) -> str:
     return f"{_PREFIX}:{run_id}:{dir_name}"
 
 
+def claimed_key(run_id: int) -> str:
+    return f"evasite:claimed:{run_id}"
+
+
 class ScenarioLease:
     """``acquire()`` (atomic), a heartbeat thread while held, ``release()`` only if still ours."""
 
     def __init__(self, client: redis.Redis, run_id: int, dir_name: str, ttl: int = LEASE_TTL_SECONDS) -> None:
         self.client = client
         self.key = lease_key(run_id, dir_name)
+        self.claimed = claimed_key(run_id)
+        self.dir_name = dir_name
         self.ttl = ttl
         self.token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.lost = threading.Event()
@@ -63,7 +101,7 @@ class ScenarioLease:
         self._beat: threading.Thread | None = None
 
     def acquire(self) -> bool:
-        if not self.client.set(self.key, self.token, nx=True, ex=self.ttl):
+        if not self._script(_ACQUIRE, CLAIMED_TTL_SECONDS):
             return False
         self._beat = threading.Thread(target=self._heartbeat, name=f"lease {self.key}", daemon=True)
         self._beat.start()
@@ -73,7 +111,7 @@ class ScenarioLease:
         renewed = time.monotonic()  # when the last renewal was sent: Redis's expiry is later
         while not self._stop.wait(self.ttl / 3):
             try:
-                if self.client.eval(_RENEW, 1, self.key, self.token, self.ttl):
+                if self._script(_RENEW):
                     renewed = time.monotonic()
                     continue
             except redis.RedisError:
@@ -94,9 +132,12 @@ class ScenarioLease:
         if self.lost.is_set():
             return  # not ours any more
         try:
-            self.client.eval(_RELEASE, 1, self.key, self.token)
+            self._script(_RELEASE)
         except redis.RedisError:
-            pass  # it expires on its own
+            pass  # it expires on its own; the coordinator forgets the claim
+
+    def _script(self, script: str, *extra: object) -> int:
+        return int(self.client.eval(script, 2, self.key, self.claimed, self.token, self.ttl, self.dir_name, *extra))
 
 
 class RunLeases:
@@ -119,6 +160,12 @@ class RunLeases:
                 pipe.exists(lease_key(self.run_id, name))
             return {name for name, exists in zip(names, pipe.execute()) if exists}
 
-    def any_held(self) -> bool:
-        """Whether any scenario of the run is held (a scan of the keyspace: a last check only)."""
-        return next(iter(self.client.scan_iter(match=f"{_PREFIX}:{self.run_id}:*", count=1000)), None) is not None
+    def claimed(self) -> set[str]:
+        """Every scenario of the run someone took a lease on and has not released (its holder
+        may be gone: ``held`` tells)."""
+        return {member.decode() for member in self.client.smembers(claimed_key(self.run_id))}
+
+    def forget_lapsed(self, dir_name: str) -> bool:
+        """Drop ``dir_name``'s claim if nobody holds its lease; False when someone does (again)."""
+        return bool(self.client.eval(_FORGET_LAPSED, 2, lease_key(self.run_id, dir_name), claimed_key(self.run_id),
+                                     dir_name))
