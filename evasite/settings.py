@@ -112,7 +112,10 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # redis-py 8 times socket reads out after 5 s, exactly channels-redis's BRPOP wait, so
+            # a receive() that waits that long for a message (a call's Listen relay nobody joined
+            # yet) raised TimeoutError; reads now outlast the BRPOP.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}]},
         }
     }
 else:

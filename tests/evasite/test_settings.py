@@ -39,7 +39,7 @@ def test_database_url_and_redis_url_switch_engines() -> None:
     assert values["engine"] == "django.db.backends.postgresql"
     assert values["name"] == "evasite"
     assert values["layer"] == "channels_redis.core.RedisChannelLayer"
-    assert values["hosts"] == ["redis://127.0.0.1:6390/0"]
+    assert values["hosts"] == [{"address": "redis://127.0.0.1:6390/0", "socket_timeout": 15}]
 
 
 SECURITY_PROBE = (

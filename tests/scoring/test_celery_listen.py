@@ -64,7 +64,7 @@ async def join_when_live(listener: Listener, key: tuple[int, str], timeout: floa
 
 async def test_a_call_on_a_celery_worker_is_heard_through_the_listen_service(stack: CeleryStack, settings) -> None:
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                                           "CONFIG": {"hosts": [stack.redis.url]}}}
+                                           "CONFIG": {"hosts": [{"address": stack.redis.url, "socket_timeout": 15}]}}}
     assert remote.relay_layer() is not None
     agent = await serve_websocket(double_host(DoubleOptions(role="agent", modality="voice", script=TURNS,
                                                             tone_hz=440.0, chunks_per_turn=5), db_hasher=db_hash),
