@@ -98,10 +98,17 @@ def test_a_holder_learns_it_lost_its_lease(redis_url: str) -> None:  # noqa: F81
     told = []
     lease.on_lost = lambda: told.append(True)
     assert lease.acquire()
+    assert lease.confirm()
     client.set(lease.key, "someone-else", ex=30)  # another holder after a lapse the old one missed
     assert lease.lost.wait(timeout=5) and told == [True]
+    assert not lease.confirm() and told == [True], "told once"
     lease.release()
     assert client.get(lease.key) == b"someone-else"
+    checked = ScenarioLease(client, 9, "eva_airline__2_1_2", ttl=30)
+    assert checked.acquire()
+    client.set(checked.key, "someone-else", ex=30)
+    assert not checked.confirm() and checked.lost.is_set(), "found before its heartbeat's next renewal"
+    checked.release()
 
 
 def test_take_over_moves_only_unfinished_attempts(tmp_path: Path) -> None:

@@ -27,6 +27,9 @@ LOST = "lease lost"
 FAILED = "failed"
 """Not a delivery's own status: what a worker reports when its delivery raised (the run fails)."""
 
+ACQUIRE_WITHIN_SECONDS = 60.0
+"""How long a delivery keeps trying to take its lease while Redis is briefly away."""
+
 Log = Callable[[str, str], None]
 """``(line, level)``: ``EvalLog.write`` on the coordinator, the run's feed on a worker."""
 
@@ -48,7 +51,7 @@ async def deliver(plan: AttemptPlan, events: ProgressSink, log: Log, *, lease: S
     raises its error (the run fails)."""
     if lease is None:
         return await _deliver(plan, events, log, None)
-    if not lease.acquire():
+    if not await asyncio.to_thread(lease.acquire, within=ACQUIRE_WITHIN_SECONDS):
         return Delivery(HELD)
     try:
         return await _while_held(plan, events, log, lease)
@@ -101,7 +104,7 @@ async def _deliver(plan: AttemptPlan, events: ProgressSink, log: Log, lease: Sce
         log(f"{name}: attempt discarded ({reason}); moved to {moved.name}; "
             f"retrying in {options.auto_retry_backoff_secs}s", "WARNING")
         await asyncio.sleep(options.auto_retry_backoff_secs)
-    if lease is not None and lease.lost.is_set():
+    if lease is not None and not await asyncio.to_thread(lease.confirm):
         raise asyncio.CancelledError  # a new holder may already be running it: never record over it
     return await _accept(plan, events, log, Delivery(RECORDED, attempt.metrics), attempt.final_db)
 

@@ -96,12 +96,23 @@ class ScenarioLease:
         self.token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.lost = threading.Event()
         self.on_lost: Callable[[], None] | None = None
-        """Called once, from the heartbeat thread, when the lease is lost."""
+        """Called once, from the thread that finds the lease lost (the heartbeat, or ``confirm``)."""
+        self._lost_lock = threading.Lock()
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
 
-    def acquire(self) -> bool:
-        if not self._script(_ACQUIRE, CLAIMED_TTL_SECONDS):
+    def acquire(self, *, within: float = 0.0) -> bool:
+        """Take the lease (False: someone holds it); Redis errors are retried for ``within`` s."""
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                taken = self._script(_ACQUIRE, CLAIMED_TTL_SECONDS)
+                break
+            except redis.RedisError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(1.0)
+        if not taken:
             return False
         self._beat = threading.Thread(target=self._heartbeat, name=f"lease {self.key}", daemon=True)
         self._beat.start()
@@ -120,8 +131,24 @@ class ScenarioLease:
             self._lose()  # someone else holds it, or it may lapse before our next try
             return
 
+    def confirm(self) -> bool:
+        """Whether the lease is still ours right now (checked before the result is recorded)."""
+        if self.lost.is_set():
+            return False
+        try:
+            ours = self.client.get(self.key) == self.token.encode()
+        except redis.RedisError:
+            return True  # unknown: the heartbeat decides, as for the rest of the attempt
+        if not ours:
+            self._stop.set()
+            self._lose()
+        return ours
+
     def _lose(self) -> None:
-        self.lost.set()
+        with self._lost_lock:
+            if self.lost.is_set():
+                return
+            self.lost.set()
         if self.on_lost is not None:
             self.on_lost()
 
