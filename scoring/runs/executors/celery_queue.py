@@ -35,11 +35,13 @@ from scoring.runs.executors.base import QueueItem, RunContext, RunError, RunInte
 from scoring.runs.executors.delivery import FAILED, LOADED, RECORDED
 from scoring.runs.executors.item import accepted_metrics
 from scoring.runs.executors.lease import LEASE_TTL_SECONDS, RunLeases, redis_client
-from scoring.runs.executors.plan import ATTEMPT_TASK, plan_payload
+from scoring.runs.executors.plan import ATTEMPT_TASK, options_payload, plan_payload
 from scoring.runs.executors.records import recorded_keys, result_recorded
 from scoring.runs.run_options import RunOptions
 
 FEED_BLOCK_MS = 1000
+FEED_BATCH_SECONDS = 0.25
+"""Reads of a busy feed are at least this far apart, so news of many workers comes in batches."""
 LEASE_POLL_SECONDS = 2.0
 REDISPATCH_LIMIT = 3
 """A scenario whose worker is lost this many times fails the run (it may be what kills them)."""
@@ -104,6 +106,7 @@ class _Watch:
         self.unread: set[str] = set()  # recorded; its metrics.json not visible here yet (a lagging filesystem)
         self.redispatched: Counter[str] = Counter()
         self.task_ids: list[str] = []
+        self.options = options_payload(run.options)
         self.client = redis_client()
         self.feed = news.FeedReader(self.client, run.run_id)
         self.leases = run.leases or RunLeases(self.client, run.run_id)
@@ -130,10 +133,11 @@ class _Watch:
 
     def _dispatch(self, items: list[QueueItem], priority: int) -> None:
         for item in items:
-            payload = plan_payload(run_id=self.run.run_id, session_dir=self.run.session_dir,
-                                   options=self.run.options, item=item)
+            payload = plan_payload(run_id=self.run.run_id, session_dir=self.run.session_dir, options=self.options,
+                                   item=item)
+            # ignore_result: news comes on the feed, so nothing subscribes to a result per task.
             self.task_ids.append(app.send_task(ATTEMPT_TASK, kwargs=payload, queue=settings.EVASITE_CELERY_QUEUE,
-                                               priority=priority).id)
+                                               priority=priority, ignore_result=True).id)
 
     def _revoke(self) -> None:
         """Best effort: queued tasks of an abandoned wait are dropped (a resume dispatches anew)."""
@@ -143,6 +147,7 @@ class _Watch:
             pass
 
     async def _step(self) -> None:
+        read_at = time.monotonic()
         try:
             entries = await asyncio.to_thread(self.feed.read, FEED_BLOCK_MS)
         except (redis.RedisError, OSError):
@@ -161,6 +166,8 @@ class _Watch:
             await self._check_leases()
         if self.remaining and time.monotonic() - self.last_progress > stall_seconds():
             await self._give_up_unless_alive()
+        if entries:  # more is likely on its way: let it gather for the next read
+            await asyncio.sleep(max(0.0, read_at + FEED_BATCH_SECONDS - time.monotonic()))
 
     def _trouble(self) -> None:
         """Redis is away: its leases and feed may come back without what happened meanwhile."""

@@ -104,11 +104,15 @@ ATTEMPT_TASK = "evasite.run_scenario_attempt"
 """The Celery task that carries a ``plan_payload`` (``scoring.tasks``; sent by name)."""
 
 
-def plan_payload(*, run_id: int, session_dir: Path, options: RunOptions, item: QueueItem) -> dict[str, Any]:
-    """What a Celery task carries to plan ``item`` on a worker (JSON; an inline judge key never
-    travels through the broker)."""
-    return {"run_id": run_id, "session_dir": str(session_dir), "item": item.to_payload(),
-            "options": {**asdict(options), "judge_api_key": None}}
+def options_payload(options: RunOptions) -> dict[str, Any]:
+    """The run's options as a task carries them (JSON; an inline judge key never travels
+    through the broker). Built once per run: every task of the run carries the same."""
+    return {**asdict(options), "judge_api_key": None}
+
+
+def plan_payload(*, run_id: int, session_dir: Path, options: dict[str, Any], item: QueueItem) -> dict[str, Any]:
+    """What a Celery task carries to plan ``item`` on a worker (``options``: ``options_payload``)."""
+    return {"run_id": run_id, "session_dir": str(session_dir), "item": item.to_payload(), "options": options}
 
 
 def plan_from_payload(payload: dict[str, Any], events: ProgressSink) -> AttemptPlan:
