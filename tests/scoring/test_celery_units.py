@@ -121,3 +121,24 @@ def test_take_over_moves_only_unfinished_attempts(tmp_path: Path) -> None:
     (scenario_dir / "scenario_config").mkdir(parents=True)  # a second dead attempt in the same second
     again = take_over(scenario_dir, 3)
     assert again is not None and again != moved and not scenario_dir.exists()
+
+
+def test_a_scenario_dispatched_again_goes_ahead_of_the_queue(redis_url: str) -> None:  # noqa: F811
+    """The broker (kombu's Redis transport) hands out the coordinator's second dispatch of a
+    scenario before the scenarios queued earlier."""
+    from evasite.celery import app
+    from scoring.runs.executors.celery_queue import DISPATCH_PRIORITY, REDISPATCH_PRIORITY
+
+    with app.connection_for_write(redis_url) as connection:
+        for number, priority in enumerate([DISPATCH_PRIORITY] * 3 + [REDISPATCH_PRIORITY]):
+            app.send_task("evasite.test_priority", kwargs={"n": number}, queue="priority-test", priority=priority,
+                          ignore_result=True, connection=connection)
+    with app.connection_for_read(redis_url) as connection:
+        queue = connection.SimpleQueue("priority-test")
+        order = []
+        for _ in range(4):
+            message = queue.get(timeout=5)
+            order.append(message.payload[1]["n"])
+            message.ack()
+        queue.close()
+    assert order == [3, 0, 1, 2]
