@@ -141,33 +141,38 @@ def _refresh_counts(run_id: int) -> None:
     )
 
 
-@transaction.atomic
 def scenario_results_discard(*, run_id: int, keys: list[tuple[str, int]]) -> int:
     """Delete the rows of scenarios about to be dispatched again (their directories hold no
     completed attempt), so the coordinator waits for the new result, not a stale one."""
-    wanted = set(keys)
-    stale = [r.pk for r in ScenarioResult.objects.filter(run_id=run_id) if (r.scenario_name, r.trial) in wanted]
-    ScenarioResult.objects.filter(pk__in=stale).delete()
-    _refresh_counts(run_id)
-    return len(stale)
+    return retrying(lambda: _delete_results(run_id=run_id, keys=set(keys), keep=False))
 
 
-@transaction.atomic
 def run_prune_results(*, run_id: int, keep: list[tuple[str, int]]) -> int:
     """Delete the run's results that are not in the current queue (a resume with a narrower
     selection), so rows and ``all_metrics.json`` describe the same scenarios."""
-    wanted = set(keep)
-    stale = [r.pk for r in ScenarioResult.objects.filter(run_id=run_id) if (r.scenario_name, r.trial) not in wanted]
+    return retrying(lambda: _delete_results(run_id=run_id, keys=set(keep), keep=True))
+
+
+@transaction.atomic
+def _delete_results(*, run_id: int, keys: set[tuple[str, int]], keep: bool) -> int:
+    """Delete the run's rows whose (scenario, trial) is in ``keys`` (``keep``: is not in them)."""
+    stale = [r.pk for r in ScenarioResult.objects.filter(run_id=run_id) if ((r.scenario_name, r.trial) in keys) != keep]
     ScenarioResult.objects.filter(pk__in=stale).delete()
     _refresh_counts(run_id)
     return len(stale)
 
 
-@transaction.atomic
 def run_close(
     *, run_id: int, status: str, summary_text: str = "", success_rate: float | None = None, error: str = ""
 ) -> None:
-    """Record how the run ended and its summary."""
+    """Record how the run ended and its summary; retried while the database is briefly away, so
+    a run that finished is not left "running" by a blip at its very end."""
+    retrying(lambda: _close(run_id=run_id, status=status, summary_text=summary_text, success_rate=success_rate,
+                            error=error))
+
+
+@transaction.atomic
+def _close(*, run_id: int, status: str, summary_text: str, success_rate: float | None, error: str) -> None:
     Run.objects.filter(pk=run_id).update(
         status=status,
         summary_text=summary_text,

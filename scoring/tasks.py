@@ -1,4 +1,5 @@
-"""Celery tasks of the ``celery`` executor (found by ``app.autodiscover_tasks``)."""
+"""Celery tasks of the ``celery`` executor (found by ``app.autodiscover_tasks``). The coordinator
+sends them by name (``executors.celery_queue``), so it never imports the worker's side."""
 from __future__ import annotations
 
 import asyncio
@@ -6,21 +7,12 @@ from typing import Any
 
 from celery import shared_task
 
-from scoring.runs.executors.celery_worker import RETRY, attempt_on_worker
+from scoring.runs.executors.celery_worker import attempt_on_worker
+from scoring.runs.executors.plan import ATTEMPT_TASK
 
 
-@shared_task(bind=True, name="evasite.run_scenario_attempt", acks_late=True, reject_on_worker_lost=True,
-             max_retries=None)
-def run_scenario_attempt(self, *, run_id: int, session_dir: str, item: dict[str, Any], options: dict[str, Any],
-                         retries: int = 0, reasons: list[str] | None = None) -> str:
-    """One delivery of one scenario attempt. A discarded attempt is retried as a new message after
-    the run's back-off, so every message stays within the duration cap the broker assumes."""
-    reasons = list(reasons or [])
-    delivery = asyncio.run(attempt_on_worker(run_id=run_id, session_dir=session_dir, item=item, options=options,
-                                             retries=retries, reasons=reasons))
-    if delivery.status == RETRY:
-        raise self.retry(
-            kwargs={"run_id": run_id, "session_dir": session_dir, "item": item, "options": options,
-                    "retries": retries + 1, "reasons": [*reasons, delivery.retry_reason]},
-            countdown=float(options.get("auto_retry_backoff_secs") or 0))
-    return delivery.status
+@shared_task(name=ATTEMPT_TASK, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def run_scenario_attempt(**payload: Any) -> str:
+    """One delivery of one queued scenario: its attempts with automatic retry, its row, its news
+    on the run's feed (``executors.plan.plan_payload`` says what the message carries)."""
+    return asyncio.run(attempt_on_worker(payload))

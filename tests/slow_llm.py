@@ -33,8 +33,13 @@ def make_app(delay: float) -> web.Application:
         await response.write_eof()
         return response
 
+    async def models(request: web.Request) -> web.Response:
+        # At once, as real servers answer it: the run's endpoint preflight passes without the delay.
+        return web.json_response({"object": "list", "data": [{"id": "slow", "object": "model"}]})
+
     app = web.Application()
     app.router.add_post("/v1/chat/completions", completions)
+    app.router.add_get("/v1/models", models)
     return app
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,6 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
 
-from scenarios.contract import EvalScenario
 from scenarios.registry import (
     get_eval_scenario,
     list_eval_scenarios,
@@ -26,22 +25,21 @@ from scoring.core import resume as resume_rules
 from scoring import services
 from scoring.core.aggregate import SUCCESS, RunAggregator
 from scoring.core.artifacts_text import format_latencies_csv
-from scoring.runs.attempt import AttemptSettings, load_final_db
+from scoring.runs.attempt import load_final_db
 from scoring.core.canonical import db_hash
 from scoring.runs.evallog import EvalLog
-from scoring.runs.executors import get_executor
 from scoring.runs.executors.base import QueueItem, RunContext, RunError, RunInterrupted
+from scoring.runs.executors.choice import get_executor
+from scoring.runs.executors.lease import RunLeases
 from scoring.core.files import read_json, write_json, write_text_atomic
-from scoring.core.judge import JudgeConfig, judge_enabled, resolve_api_key
+from scoring.core.judge import judge_enabled
 from scoring.runs.live import ChannelsProgress, FanOut
 from scoring.runs.preflight import PreflightError, check_run_endpoints
 from scoring.runs.progress import NullProgress, ProgressSink
 from scoring.runs.options import REDACTED, RunOptions, redact_urls_in
 from scoring.runs.options.schema import RESUME_COMPARED_FIELDS
 from scoring.core.summary import ProjectBlock, format_all_summary
-from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import PeerEndpoint
-from voice.peers import PeerSpec
 
 
 @dataclass
@@ -154,50 +152,6 @@ def _record_invocation(session_dir: Path, options: RunOptions, argv: list[str], 
     return previous
 
 
-def _judge_config(options: RunOptions) -> JudgeConfig | None:
-    if not judge_enabled(options.judge_url, options.judge_model):
-        return None
-    key = resolve_api_key(options.judge_api_key, options.judge_api_key_name or "JUDGE_API_KEY")
-    return JudgeConfig.from_flags(vars(options), api_key=key)
-
-
-def bridge_config(options: RunOptions, scenario: EvalScenario) -> BridgeConfig:
-    """Bridge settings for one scenario (duration: --duration, else the scenario's max)."""
-    duration = options.duration if options.duration is not None else scenario.max_duration
-    return BridgeConfig(  # the pause and kick-off delay are 0 in text modality (BridgeConfig knows)
-        modality=options.modality,
-        duration_seconds=float(duration),
-        inactivity_timeout=options.inactivity_timeout,
-        conversation_end_policy=options.conversation_end_policy,
-        pause=options.pause,
-        audio_chunk_seconds=options.audio_chunk_in_seconds,
-        recording_rate=options.output_sample_rate,
-    )
-
-
-def _attempt_settings(options: RunOptions, scenario: EvalScenario, judge: JudgeConfig | None,
-                      progress: ProgressSink) -> AttemptSettings:
-    return AttemptSettings(
-        agent=PeerSpec("agent", url=options.agent_url, model=options.agent_model,
-                       llm_url=options.agent_llm_url, api_key_name=options.agent_api_key_name),
-        user=PeerSpec("user", url=options.user_url, model=options.user_model,
-                      llm_url=options.user_llm_url, api_key_name=options.user_api_key_name),
-        bridge=bridge_config(options, scenario),
-        policy=options.conversation_end_policy,
-        inactivity_timeout=options.inactivity_timeout,
-        min_agent_turns=options.min_agent_turns,
-        strict_match=options.strict_match,
-        judge=judge,
-        on_turn=progress.turn,
-    )
-
-
-def worker_attempt_settings(options: RunOptions, scenario: EvalScenario, progress: ProgressSink) -> AttemptSettings:
-    """The settings a Celery worker runs an attempt with: what the local executor uses, rebuilt
-    from the options the task carries (judge key from the worker's environment)."""
-    return _attempt_settings(options, scenario, _judge_config(options), progress)
-
-
 def null_agent_floor(names: list[str]) -> tuple[int, int]:
     """How many selected scenarios a do-nothing agent that hangs up cleanly would pass."""
     floor = 0
@@ -215,6 +169,7 @@ class _Run:
     owner_id: int | None = None  # the site user who started it (web runs)
     on_open: Callable[[int], None] | None = None  # told the run's row id as soon as it exists
     user_endpoint: PeerEndpoint | None = None  # a human tester's live peer (scoring.runs.human_run)
+    leases: RunLeases | None = None  # scenario leases, when other processes may run the run's scenarios
 
     def __init__(self, options: RunOptions, argv: list[str], progress: ProgressSink, source: str) -> None:
         self.options = options
@@ -256,8 +211,7 @@ class _Run:
                 if warning:
                     log.warning(warning)
                     warnings.append(warning)
-            judge = _judge_config(options)
-            if judge is None:
+            if not judge_enabled(options.judge_url, options.judge_model):
                 self._warn_judge_signals(names)
             self.run_id = (await sync_to_async(services.run_open)(
                 session_dir=session_dir, timestamp=stamp, parsed_args=options.redacted(),
@@ -265,6 +219,7 @@ class _Run:
                 owner_id=self.owner_id)).pk
             if self.on_open is not None:
                 self.on_open(self.run_id)
+            self.leases = self.executor.leases(self.run_id, session_dir, resuming)
             self.live = ChannelsProgress(self.run_id)
             self.display = self.progress
             self.progress = FanOut(self.progress, self.live)
@@ -272,7 +227,7 @@ class _Run:
             await self._record_loaded()
             self.progress.run_started(run_label=f"eval_{stamp}", total=len(queue), already_done=self.loaded)
             await self.live.flush()  # on the layer before a Celery worker can publish a scenario's events
-            await self.executor.run_items(self._context(stamp, judge), pending)
+            await self.executor.run_items(self._context(stamp), pending)
             report = await self._finish(queue, names, warnings)
             report.elapsed_seconds = time.monotonic() - started
             return report
@@ -299,18 +254,15 @@ class _Run:
             log.close()
 
     def _classify(self, queue: list[QueueItem], resuming: bool) -> list[QueueItem]:
-        """§3.1 step 7: load completed scenarios, move in-flight ones aside, keep the rest."""
+        """§3.1 step 7: load completed scenarios, move in-flight ones aside, keep the rest. With
+        leases (other processes may run this run's scenarios) an in-flight directory is left to
+        the delivery, which moves it aside only once it holds the scenario's lease."""
         resume_stamp = resume_rules.timestamp(datetime.now())
         pending = []
-        busy = self.executor.busy(self.run_id, [item.dir_name for item in queue
-                                                if (self.session_dir / item.dir_name).is_dir()]) if resuming else set()
+        busy = self._busy(queue) if resuming else set()
         for item in queue:
             scenario_dir = self.session_dir / item.dir_name
             state, reason = resume_rules.classify(scenario_dir, self.options.min_agent_turns)
-            if state == resume_rules.IN_FLIGHT and item.dir_name in busy:
-                self.log.write(f"{item.dir_name}: in flight on a live worker; left to it")
-                pending.append(item)
-                continue
             if state == resume_rules.COMPLETED:
                 metrics = resume_rules.read_metrics(scenario_dir)
                 metrics["scenario_directory"] = str(scenario_dir)
@@ -318,13 +270,22 @@ class _Run:
                 self.loaded += 1
                 self.loaded_items.append(item)
                 self.log.write(f"{item.dir_name}: completed ({reason}); loaded")
+                continue
+            if state == resume_rules.IN_FLIGHT and item.dir_name in busy:
+                self.log.write(f"{item.dir_name}: in flight on a live worker; left to it")
+            elif state == resume_rules.IN_FLIGHT and self.leases is not None:
+                self.log.write(f"{item.dir_name}: in flight ({reason}); moved aside by whoever takes its lease")
             elif state == resume_rules.IN_FLIGHT:
                 moved = resume_rules.move_aside(scenario_dir, resume_stamp)
                 self.log.write(f"{item.dir_name}: in flight ({reason}); moved to {moved.name}")
-                pending.append(item)
-            else:
-                pending.append(item)
+            pending.append(item)
         return pending
+
+    def _busy(self, queue: list[QueueItem]) -> set[str]:
+        """Scenarios a live process holds now (resume leaves their directories alone)."""
+        if self.leases is None:
+            return set()
+        return self.leases.held(item.dir_name for item in queue if (self.session_dir / item.dir_name).is_dir())
 
     async def _record_loaded(self) -> None:
         """Rows for scenarios completed by an earlier invocation (a database that missed them,
@@ -342,22 +303,12 @@ class _Run:
         if needing:
             self.log.warning(f"No judge configured, but these scenarios whitelist a judge signal: {', '.join(needing)}")
 
-    def _context(self, stamp: str, judge: JudgeConfig | None) -> RunContext:
+    def _context(self, stamp: str) -> RunContext:
         """What the executor works with; the display is the caller's sink, without the live group."""
         return RunContext(
             run_id=self.run_id, stamp=stamp, session_dir=self.session_dir, options=self.options, log=self.log,
-            progress=self.progress, display=self.display,
-            attempt_settings=lambda item, scenario, progress: self._settings_for(item, scenario, progress, judge),
-            accept=self._accept)
-
-    def _settings_for(self, item: QueueItem, scenario: EvalScenario, progress: ProgressSink,
-                      judge: JudgeConfig | None) -> AttemptSettings:
-        """One attempt's settings in this process (local executor): live peers and listen-in too."""
-        settings = _attempt_settings(self.options, scenario, judge, progress)
-        if self.run_id is not None:  # findable by the site's Listen button while it runs
-            settings.bridge = replace(settings.bridge, live_key=(self.run_id, item.dir_name))
-        settings.user_endpoint = self.user_endpoint
-        return settings
+            progress=self.progress, display=self.display, accept=self._accept, leases=self.leases,
+            user_endpoint=self.user_endpoint)
 
     def _accept(self, item: QueueItem, metrics: dict[str, Any], scenario_dir: Path) -> None:
         """An executor's accepted attempt of ``item``."""

@@ -97,8 +97,9 @@ def test_celery_executor_refuses_storage_workers_cannot_share(stack: CeleryStack
 
 
 def test_automatic_retry_is_the_same_under_either_executor(stack: CeleryStack) -> None:
-    """An attempt discarded by the retry rule is moved aside and run again as a new task, and the
-    accepted attempt records the same retry count and reasons as under the local executor."""
+    """An attempt discarded by the retry rule is moved aside and run again by the same delivery
+    (one task), and the accepted attempt records the same retry count and reasons, and the run's
+    log the same lines, as under the local executor."""
     flags = ["--scenarios", SCENARIOS[0], "--modality", "text", "--min-agent-turns", "50",
              "--auto-resume-on-insufficient-turns", "--max-auto-retries", "1", "--auto-retry-backoff-secs", "0"]
     local = stack.run_eval(*flags, "--executor", "local", log_name="retry_local.log")
@@ -117,4 +118,8 @@ def test_automatic_retry_is_the_same_under_either_executor(stack: CeleryStack) -
                                      for session in (local_dir, celery_dir))
     assert celery_metrics["auto_retry_count"] == local_metrics["auto_retry_count"] == 1
     assert celery_metrics["auto_retry_reasons"] == local_metrics["auto_retry_reasons"]
-    assert "Retry in" in workers.log(0)  # a second message, not a loop inside one task
+    assert workers.log(0).count("received") == 1  # the one retry loop, inside the one delivery
+    local_log, celery_log = ((session / "evaluation_log.txt").read_text() for session in (local_dir, celery_dir))
+    for log in (local_log, celery_log):
+        assert log.count(f"{SCENARIOS[0]}: attempt discarded (") == 1
+        assert log.count(f"{SCENARIOS[0]}: finished ") == 1

@@ -6,11 +6,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from scenarios.contract import EvalScenario
-from scoring.runs.attempt import AttemptSettings
+from scoring.core.attempt_names import attempt_name
 from scoring.runs.evallog import EvalLog
+from scoring.runs.executors.lease import RunLeases
 from scoring.runs.progress import ProgressSink
 from scoring.runs.options import RunOptions
+from voice.bridge.endpoints import PeerEndpoint
 
 
 class RunError(RuntimeError):
@@ -32,7 +33,7 @@ class QueueItem:
 
     @property
     def dir_name(self) -> str:
-        return self.scenario_name if self.trials == 1 else f"{self.scenario_name}__trial{self.trial}"
+        return attempt_name(self.scenario_name, self.trial, self.trials)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -54,8 +55,11 @@ class RunContext:
     log: EvalLog
     progress: ProgressSink  # terminal display and the run's live group
     display: ProgressSink  # terminal display only (workers publish to the live group themselves)
-    attempt_settings: Callable[[QueueItem, EvalScenario, ProgressSink], AttemptSettings]
     accept: Callable[[QueueItem, dict[str, Any], Path], None]
+    leases: RunLeases | None = None
+    """The scenario leases deliveries take (the celery executor; a local resume of a celery run)."""
+    user_endpoint: PeerEndpoint | None = None
+    """A live user peer (a human tester's call) for every attempt (local executor only)."""
 
 
 class Executor(Protocol):
@@ -65,8 +69,9 @@ class Executor(Protocol):
         """Raise RunError before anything is written when this executor cannot run ``options``
         over the selected scenarios ``names``."""
 
-    def busy(self, run_id: int, dir_names: list[str]) -> set[str]:
-        """Directories a live process is still writing (resume leaves them alone)."""
+    def leases(self, run_id: int, session_dir: Path, resuming: bool) -> RunLeases | None:
+        """The leases this run's deliveries take, or None when no other process can run its
+        scenarios (resume then leaves scenarios held by live processes alone)."""
 
     async def run_items(self, run: RunContext, pending: list[QueueItem]) -> None:
         """Run every pending item to an accepted attempt (``run.accept``), or raise."""

@@ -1,6 +1,6 @@
-"""The life of one queued scenario, whoever runs it (an asyncio task here, a Celery worker
-elsewhere): the retry decision of harness.md §17.2, discarding an attempt, taking over a
-directory a dead process left behind, and recording the accepted attempt."""
+"""The steps ``executors.delivery`` is made of: the retry decision of harness.md §17.2,
+discarding an attempt, taking over a directory a dead process left behind, reading a recorded
+attempt's metrics, and recording the accepted attempt."""
 from __future__ import annotations
 
 from datetime import datetime

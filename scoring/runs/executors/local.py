@@ -1,14 +1,36 @@
 """The ``local`` executor: every pending scenario is an asyncio task in the coordinating process
-(the ``run_eval`` process or the web server), at most ``--concurrency`` at a time."""
+(the ``run_eval`` process or the web server), at most ``--concurrency`` at a time.
+
+Resuming a run that ran on Celery workers, some of them may still be running its scenarios (or
+pick up its queued tasks): then every delivery takes the scenario's lease like a worker does, and
+waits for a scenario a live worker holds instead of running it twice."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
-from scenarios.registry import get_eval_scenario
-from scoring.runs.attempt import run_attempt
+import redis
+from django.conf import settings
+
+from scoring.core.files import read_json
 from scoring.runs.executors.base import QueueItem, RunContext
-from scoring.runs.executors.item import discard_attempt, record, retry_decision
+from scoring.runs.executors.delivery import HELD, LOST, deliver
+from scoring.runs.executors.lease import LEASE_TTL_SECONDS, RunLeases, redis_client
+from scoring.runs.executors.plan import plan_attempt
 from scoring.runs.options import RunOptions
+
+HELD_POLL_SECONDS = 1.0
+
+
+def ran_on_workers(session_dir: Path) -> bool:
+    """Whether an earlier invocation of this session used the celery executor (run_args.json)."""
+    try:
+        payload = read_json(session_dir / "run_args.json")
+    except (OSError, ValueError):
+        return False
+    invocations = payload.get("invocations", [payload]) if isinstance(payload, dict) else []
+    return any(isinstance(record, dict) and (record.get("parsed_args") or {}).get("executor") == "celery"
+               for record in invocations)
 
 
 class LocalExecutor:
@@ -17,8 +39,10 @@ class LocalExecutor:
     def preflight(self, options: RunOptions, names: list[str]) -> None:
         return None  # embedded: nothing else has to be running
 
-    def busy(self, run_id: int, dir_names: list[str]) -> set[str]:
-        return set()  # only this process runs the run's scenarios
+    def leases(self, run_id: int, session_dir: Path, resuming: bool) -> RunLeases | None:
+        if resuming and settings.REDIS_URL and ran_on_workers(session_dir):
+            return RunLeases(redis_client(), run_id)
+        return None  # only this process runs the run's scenarios
 
     async def run_items(self, run: RunContext, pending: list[QueueItem]) -> None:
         semaphore = asyncio.Semaphore(run.options.concurrency)
@@ -38,35 +62,28 @@ class LocalExecutor:
 
 
 async def run_item(run: RunContext, item: QueueItem) -> None:
-    """§17.2: attempts with automatic retry until one is accepted, then its row and events."""
-    options = run.options
-    scenario = get_eval_scenario(item.scenario_name)
-    settings = run.attempt_settings(item, scenario, run.progress)
-    scenario_dir = run.session_dir / item.dir_name
-    retries, reasons = 0, []
-    run.progress.scenario_started(item.dir_name)
-    run.log.write(f"{item.dir_name}: started")
+    """Plan and deliver ``item`` here, then hand the accepted attempt to the run."""
+    plan = plan_attempt(run.options, item, run_id=run.run_id, session_dir=run.session_dir, events=run.progress,
+                        user_endpoint=run.user_endpoint)
+    waited = False
     while True:
-        attempt = await run_attempt(scenario, scenario_dir, settings, auto_retry_count=retries,
-                                    auto_retry_reasons=reasons,
-                                    trial=item.trial if item.trials > 1 else None,
-                                    label=item.dir_name)
-        try:
-            reason = retry_decision(options, attempt, scenario_dir, retries)
-        except BaseException as error:
-            run.log.write(f"{item.dir_name}: attempt failed: {type(error).__name__}: {error}", "ERROR")
-            raise
-        if reason is None:
+        lease = run.leases.lease(item.dir_name) if run.leases is not None else None
+        delivery = await deliver(plan, run.progress, run.log.write, lease=lease)
+        if delivery.status not in (HELD, LOST):
             break
-        retries += 1
-        reasons.append(reason)
-        moved = discard_attempt(scenario_dir, retries)
-        run.log.warning(f"{item.dir_name}: attempt discarded ({reason}); moved to {moved.name}; "
-                        f"retrying in {options.auto_retry_backoff_secs}s")
-        await asyncio.sleep(options.auto_retry_backoff_secs)
-    metrics = attempt.metrics
-    run.accept(item, metrics, scenario_dir)
-    await record(run.run_id, item, metrics, attempt.final_db)
-    run.log.write(f"{item.dir_name}: finished {metrics.get('stop_reason')} "
-                  f"is_successful={metrics.get('is_successful')}")
-    run.progress.scenario_finished(item.dir_name, metrics)
+        if not waited:
+            run.log.write(f"{item.dir_name}: held by another process (a live worker); waiting for it")
+            waited = True
+        await _until_free(run.leases, item.dir_name)
+    run.accept(item, delivery.metrics or {}, plan.scenario_dir)
+
+
+async def _until_free(leases: RunLeases, dir_name: str) -> None:
+    """Wait while someone holds ``dir_name``'s lease (its holder finishes it, or dies and it lapses)."""
+    while True:
+        try:
+            if not await asyncio.to_thread(leases.held, [dir_name]):
+                return
+        except redis.RedisError:
+            await asyncio.sleep(LEASE_TTL_SECONDS / 3)  # the broker is away: its holders cannot renew either
+        await asyncio.sleep(HELD_POLL_SECONDS)
