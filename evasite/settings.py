@@ -198,6 +198,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Sweep for expired unacknowledged messages every 5 s (kombu's default is about 100 s).
     "unacked_restore_interval": 5,
     "unacked_restore_throttle": 1,
+    # A worker killed during a sweep keeps the sweep's lock until it expires (kombu: 300 s), and
+    # no other worker redelivers anything meanwhile; a sweep takes milliseconds.
+    "unacked_mutex_expire": 30,
 }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -213,7 +216,7 @@ CELERY_RESULT_EXPIRES = 7 * 24 * 3600
 # optional cap on a call's length (seconds; unset -> the scenario's max_duration).
 EVASITE_HUMAN_CALL_RUNNER = "scoring.runs.human_run.run_human_call"
 # Why a call page's start would be refused, asked before the call exists (the site policy).
-EVASITE_HUMAN_CALL_CHECK = "scoring.runs.site_policy.call_problem"
+EVASITE_HUMAN_CALL_CHECK = "scoring.runs.human_run.call_problem"
 EVASITE_CALL_INACTIVITY_TIMEOUT = float(env_str("EVASITE_CALL_INACTIVITY_TIMEOUT", "120"))
 EVASITE_CALL_DURATION = env_int("EVASITE_CALL_DURATION", 0) or None
 

@@ -76,6 +76,18 @@ def call_options(*, scenario_name: str, modality: str, agent: AgentChoice) -> Ru
     return options
 
 
+def call_problem(*, scenario_name: str, modality: str, agent: dict[str, Any]) -> str | None:
+    """Why the call page's ``start`` would be refused, checked before the call exists: the very
+    options a human call runs with (``call_options``, which applies the site policy).
+    ``settings.EVASITE_HUMAN_CALL_CHECK`` names it for voice/ (voice never imports scoring)."""
+    choice = AgentChoice(**{key: value for key, value in agent.items() if key in AgentChoice.__dataclass_fields__})
+    try:
+        call_options(scenario_name=scenario_name, modality=modality, agent=choice)
+    except HumanCallError as exc:
+        return str(exc)
+    return None
+
+
 async def run_human_call(
     *,
     scenario_name: str,

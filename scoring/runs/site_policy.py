@@ -11,7 +11,6 @@ before ``options.validate``, which does read the key a slot names.
 """
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -43,17 +42,3 @@ def check_site_options(options: RunOptions) -> None:
             host = urlsplit(url.strip()).hostname
             raise OptionsError(f"{flag(field)}: {host} is not an endpoint host this site may reach "
                                f"(EVASITE_ENDPOINT_HOSTS: {', '.join(hosts)})")
-
-
-def call_problem(*, scenario_name: str, modality: str, agent: dict[str, Any]) -> str | None:
-    """Why the call page's ``start`` would be refused, checked before the call exists: the very
-    options a human call runs with (``human_run.call_options``, which applies this policy).
-    ``settings.EVASITE_HUMAN_CALL_CHECK`` names it for voice/ (voice never imports scoring)."""
-    from scoring.runs.human_run import AgentChoice, HumanCallError, call_options
-
-    choice = AgentChoice(**{key: value for key, value in agent.items() if key in AgentChoice.__dataclass_fields__})
-    try:
-        call_options(scenario_name=scenario_name, modality=modality, agent=choice)
-    except HumanCallError as exc:
-        return str(exc)
-    return None

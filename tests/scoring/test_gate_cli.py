@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.manage_cli import REPO, manage, manage_side_by_side
+
 FIVE = ["eva_airline__voluntary_date_change", "eva_airline__1_1_3", "eva_airline__2_1_2",
         "eva_airline__3_1_5", "eva_airline__4_2_5"]
 
@@ -21,19 +22,18 @@ FIVE = ["eva_airline__voluntary_date_change", "eva_airline__1_1_3", "eva_airline
 def env(tmp_path: Path) -> dict[str, str]:
     values = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
     values.pop("GITHUB_STEP_SUMMARY", None)
-    migrated = _manage("migrate", "-v", "0", env=values)
+    migrated = manage("migrate", "-v", "0", env=values)
     assert migrated.returncode == 0, migrated.stderr
     return values
 
 
-def _manage(*args: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+def _run_eval_args(out: Path, *flags: str) -> list[str]:
+    return ["run_eval", "--scenarios", *FIVE, "--modality", "text", "--concurrency", "4", "--output-dir", str(out),
+            *flags]
 
 
 def _run_eval(out: Path, *flags: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return _manage("run_eval", "--scenarios", *FIVE, "--modality", "text", "--concurrency", "4",
-                   "--output-dir", str(out), *flags, env=env)
+    return manage(*_run_eval_args(out, *flags), env=env)
 
 
 def test_gold_baseline_gates_gold_through_and_fails_the_null_agent(tmp_path: Path, env: dict[str, str]) -> None:
@@ -65,16 +65,18 @@ def test_gold_baseline_gates_gold_through_and_fails_the_null_agent(tmp_path: Pat
 def test_gate_usage_errors_exit_2_and_a_missing_baseline_exits_1_before_running(tmp_path: Path,
                                                                                 env: dict[str, str]) -> None:
     out = tmp_path / "out"
-    for flags, message in (
+    cases = (
         (["--fail-on-regression"], "--fail-on-regression needs --baseline"),
         (["--baseline", "x", "--regression-alpha", "0.6"], "--regression-alpha must be <= 0.5"),
         (["--baseline", "x", "--regression-alpha", "0"], "--regression-alpha must be > 0"),
-    ):
-        proc = _run_eval(out, *flags, env=env)
+    )
+    *refused, (missing, _) = manage_side_by_side(
+        [(_run_eval_args(out, *flags), env) for flags, _ in cases]
+        + [(_run_eval_args(out, "--baseline", "19990101_000000"), env)])
+    for (flags, message), (proc, _) in zip(cases, refused):
         assert proc.returncode == 2, (flags, proc.stderr)
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"run_eval: error: {message}"), (flags, proc.stderr)
-    missing = _run_eval(out, "--baseline", "19990101_000000", env=env)
     assert missing.returncode == 1
     assert missing.stderr.strip().startswith("run_eval: error: --baseline 19990101_000000: no such run")
     assert not out.exists() or not list(out.glob("eval_*")), "nothing was run"

@@ -18,6 +18,7 @@ from scoring.core.canonical import db_hash
 from scoring.models import Run, ScenarioResult
 from scoring.runs.options import RunOptions
 from scoring.runs.runner import RunError, run_evaluation
+from tests.manage_cli import manage, manage_side_by_side
 from tests.services import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +56,7 @@ async def test_gold_replay_scores_all_50_and_rows_agree_with_files(tmp_path: Pat
 
 @pytest.mark.django_db(transaction=True)
 async def test_null_agent_matches_exactly_the_six_no_write_scenarios(tmp_path: Path) -> None:
-    report = await run_evaluation(_text_options(tmp_path, agent_model="null"))
+    report = await run_evaluation(_text_options(tmp_path, agent_model="null", concurrency=10))
     matched = {m["scenario_name"] for m in report.metrics if m["db_state_match"]}
     assert matched == NO_WRITE
     assert all(m["clean_exit"] is True for m in report.metrics)
@@ -71,14 +72,9 @@ async def test_unknown_scenario_and_empty_domain_are_operator_errors(tmp_path: P
         await run_evaluation(_text_options(tmp_path, resume="19990101_000000"))
 
 
-def _manage(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-
-
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
-    for flags, message in (
+    cases = (
         (["--judge-threshold", "1.5"], "--judge-threshold must be <= 1"),
         (["--min-agent-turns", "-1"], "--min-agent-turns must be >= 0"),
         (["--duration", "0"], "--duration must be > 0"),
@@ -89,8 +85,9 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
         (["--user-model", "gold-replay"], "--user-model: unknown user model 'gold-replay'"),
         (["--agent-model", "m", "--agent-llm-url", "http://203.0.113.5/v1", "--agent-api-key-name", "UNSET_KEY_VAR"],
          "http://203.0.113.5/v1 is not on loopback and environment variable 'UNSET_KEY_VAR' is unset"),
-    ):
-        proc = _manage("run_eval", "--output-dir", str(tmp_path), *flags, env=env)
+    )
+    runs = manage_side_by_side([(["run_eval", "--output-dir", str(tmp_path), *flags], env) for flags, _ in cases])
+    for (flags, message), (proc, _) in zip(cases, runs):
         assert proc.returncode == 2, (flags, proc.stderr)
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("run_eval: error: ") and message in lines[0], (flags, proc.stderr)
@@ -99,22 +96,22 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 def test_unreachable_endpoints_and_data_root_exit_1_with_one_line(tmp_path: Path) -> None:
     """Checked before the first scenario: no traceback, no 0% run, the URL named (issue 11 #3)."""
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
-    assert _manage("migrate", "-v", "0", env=env).returncode == 0
+    assert manage("migrate", "-v", "0", env=env).returncode == 0
     ws_url, llm_url = f"ws://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}/v1"
-    for flags, extra_env, message in (
+    cases = (
         (["--agent-url", ws_url], {}, f"--agent-url {ws_url}: cannot reach the agent bot (connection refused)"),
         (["--user-model", "m", "--user-llm-url", llm_url], {},
          f"--user-llm-url {llm_url}: cannot reach the server (connection refused); tried GET models"),
         (["--skip-checks"], {"EVAL_DATA_ROOT": str(tmp_path / "nowhere")}, f"EVAL_DATA_ROOT: eva_airline data root {tmp_path / 'nowhere'} does not exist"),
-    ):
-        started = time.monotonic()
-        proc = _manage("run_eval", "--output-dir", str(tmp_path), "--modality", "text", "--scenarios",
-                       "eva_airline__1_1_3", *flags, env={**env, **extra_env})
+    )
+    runs = manage_side_by_side([(["run_eval", "--output-dir", str(tmp_path), "--modality", "text", "--scenarios",
+                                "eva_airline__1_1_3", *flags], {**env, **extra_env}) for flags, extra_env, _ in cases])
+    for (flags, _, message), (proc, elapsed) in zip(cases, runs):
         assert proc.returncode == 1, (flags, proc.stderr)
         errors = [line for line in proc.stderr.splitlines() if line.startswith("run_eval: error: ")]
         assert errors == [f"run_eval: error: {message}"] or (len(errors) == 1 and message in errors[0]), proc.stderr
         assert "Traceback" not in proc.stderr and "CommandError" not in proc.stderr
-        assert time.monotonic() - started < 30
+        assert elapsed < 30
     assert not list(tmp_path.glob("eval_*")), "nothing was run"
 
 
@@ -131,10 +128,10 @@ def test_sigkilled_run_resumes_without_loss_or_double_count(tmp_path: Path) -> N
              "eva_airline__5_1_3", "eva_airline__5_2_5", "eva_airline__6_1_1", "eva_airline__escalation_edge_case",
              "eva_airline__7_4_1"]
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
-    assert _manage("migrate", "-v", "0", env=env).returncode == 0
+    assert manage("migrate", "-v", "0", env=env).returncode == 0
     common = ["run_eval", "--modality", "text", "--scenarios", *names]
 
-    reference = _manage(*common, "--output-dir", str(tmp_path / "reference"), env=env)
+    reference = manage(*common, "--output-dir", str(tmp_path / "reference"), env=env)
     assert reference.returncode == 0, reference.stderr
     reference_summary = next((tmp_path / "reference").glob("eval_*/all_summary.txt")).read_text()
 
@@ -151,7 +148,7 @@ def test_sigkilled_run_resumes_without_loss_or_double_count(tmp_path: Path) -> N
     assert 3 <= done_before < len(names), "the run must be killed part-way"
     assert not (session / "all_summary.txt").exists()
 
-    resumed = _manage(*common, "--output-dir", str(out), "--resume", session.name.removeprefix("eval_"), env=env)
+    resumed = manage(*common, "--output-dir", str(out), "--resume", session.name.removeprefix("eval_"), env=env)
     assert resumed.returncode == 0, resumed.stderr
 
     live_dirs = sorted(p.name for p in session.iterdir() if p.is_dir() and ".killed." not in p.name)
@@ -183,7 +180,7 @@ def test_check_resume_command_reports_the_killed_run(tmp_path: Path) -> None:
     flight = session / "eva_airline__1_1_4"
     (flight / "scenario_config").mkdir(parents=True)
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
-    proc = _manage("check_resume", str(session), env=env)
+    proc = manage("check_resume", str(session), env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (
         f"Eval dir : {session}\n"
@@ -193,7 +190,7 @@ def test_check_resume_command_reports_the_killed_run(tmp_path: Path) -> None:
         "Would re-run (1):\n"
         "  eva_airline__1_1_4  [no metrics.json (in-flight)]\n"
     )
-    assert _manage("check_resume", str(tmp_path / "absent"), env=env).returncode == 1
+    assert manage("check_resume", str(tmp_path / "absent"), env=env).returncode == 1
 
 
 @pytest.mark.django_db(transaction=True)

@@ -82,6 +82,16 @@ async def test_scripted_conversation_ends_with_exit_and_full_summary(transport):
     assert outcome.duration_seconds > 0 and outcome.bridge_log
 
 
+async def test_text_turns_keep_their_order_when_a_side_is_slow_to_say_it_stopped(transport):
+    """The other side answers only once the speaker's turn is recorded, however late its
+    ``bot-stopped-speaking`` follows its utterance."""
+    outcome = await _run(transport, DoubleOptions(script=AGENT, stop_delay=0.3), DoubleOptions(script=USER),
+                         _config())
+    assert outcome.stop_reason == "[EXIT]"
+    assert [t["role"] for t in outcome.turns] == ["agent", "user", "agent", "user", "agent"]
+    assert [t["text"] for t in outcome.turns][:2] == ["Hello, how can I help you?", "Please move me to SK703."]
+
+
 async def test_agent_that_never_speaks_gives_zero_turns(transport):
     outcome = await _run(transport, DoubleOptions(never_speak=True), DoubleOptions(script=USER), _config())
     assert outcome.stop_reason == "[INACTIVITY_TIMEOUT]"

@@ -135,3 +135,16 @@ async def test_cancelled_espeak_run_kills_its_process(tmp_path, monkeypatch):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_local_synthesizers_wait_for_a_slow_sentence_before_calling_it_silent():
+    """On a busy machine a sentence can take over pipecat's 3 s: the local voices wait longer,
+    and a caller's own wait still wins."""
+    from voice.speech.espeak_tts import EspeakTTSService
+    from voice.speech.hibari_tts import HibariTTSService
+    from voice.speech.piper_tts import make_piper_tts
+    from voice.speech.synthesis_wait import LOCAL_SYNTHESIS_WAIT_S
+
+    for service in (make_piper_tts(), EspeakTTSService(), HibariTTSService()):
+        assert service._stop_frame_timeout_s == LOCAL_SYNTHESIS_WAIT_S > 3.0, service
+    assert make_piper_tts(stop_frame_timeout_s=1.5)._stop_frame_timeout_s == 1.5

@@ -105,6 +105,9 @@ class _Session:
         self._stopped = asyncio.Event()
         self._processing = True
         self._bad_audio: dict[tuple[str, str], int] = {}
+        self._held_utterance: dict[str, dict] = {}
+        """Text modality: a side's utterance waits for that side's ``bot-stopped-speaking``, so its
+        turn is recorded before the other side can answer it (turn order never races)."""
         self._t0 = 0.0
         self.state = ConversationState(
             modality=config.modality, speech_rms_threshold=config.speech_rms_threshold,
@@ -267,13 +270,18 @@ class _Session:
             return
         if not isinstance(item, dict):
             return
-        if rtvi.message_type(item) == "utterance" and self.config.modality == "text":
-            await self._forward(other(side), item)
+        kind = rtvi.message_type(item)
+        if self.config.modality == "text" and kind in ("utterance", "bot-started-speaking"):
+            await self._release_utterance(side)  # a side that never said it stopped still gets heard
+            if kind == "utterance":
+                self._held_utterance[side] = item
         builder = self._turn_builders.get(other(side))
         if builder is not None:  # the other side's turns are built from this side's events
             for event in builder.feed(item):
                 self.state.on_message(other(side), event, now)
         exited = self.state.on_message(side, item, now)
+        if kind == "bot-stopped-speaking":
+            await self._release_utterance(side)
         if exited == "agent":
             self._fire(EXIT, self.config.settle)
         elif exited == "user" and (self.roles["user"].exit_ends_call
@@ -289,6 +297,11 @@ class _Session:
             if count == 1 or count % 100 == 0:
                 self.log(f"{side}: {action} malformed audio chunk ({problem}); {count} so far")
         return usable
+
+    async def _release_utterance(self, side: str) -> None:
+        held = self._held_utterance.pop(side, None)
+        if held is not None:
+            await self._forward(other(side), held)
 
     async def _forward(self, side: str, message: dict) -> None:
         channel = self.channels.get(side)

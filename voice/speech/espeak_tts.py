@@ -10,6 +10,8 @@ from pipecat.frames.frames import ErrorFrame, Frame
 from pipecat.services.settings import TTSSettings
 from pipecat.services.tts_service import TTSService
 
+from voice.speech.synthesis_wait import with_synthesis_wait
+
 ESPEAK_RATE = 22050
 DEFAULT_WPM = 165
 """espeak-ng's own default speed (``-s``); the ``rate`` condition scales it."""
@@ -23,7 +25,7 @@ class EspeakTTSService(TTSService):
             push_start_frame=True,
             push_stop_frames=True,
             settings=TTSSettings(model=None, voice=voice, language=None),
-            **kwargs,
+            **with_synthesis_wait(kwargs),
         )
         self._binary = binary or shutil.which("espeak-ng") or "espeak-ng"
         self._voice = voice

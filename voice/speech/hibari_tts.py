@@ -18,6 +18,8 @@ from pipecat.frames.frames import ErrorFrame, Frame, StartFrame
 from pipecat.services.settings import TTSSettings
 from pipecat.services.tts_service import TTSService
 
+from voice.speech.synthesis_wait import with_synthesis_wait
+
 HIBARI_VOICE = "heart"
 HIBARI_RATE = 24000
 SEED = 0
@@ -61,7 +63,8 @@ class HibariTTSService(TTSService):
         if not 0.5 <= rate <= 2.0:
             raise ValueError(f"hibari speaks at 0.5-2.0 times its pace, not {rate}")
         super().__init__(push_start_frame=True, push_stop_frames=True,
-                         settings=TTSSettings(model=None, voice=HIBARI_VOICE, language=None), **kwargs)
+                         settings=TTSSettings(model=None, voice=HIBARI_VOICE, language=None),
+                         **with_synthesis_wait(kwargs))
         self._rate = rate
 
     def can_generate_metrics(self) -> bool:

@@ -12,6 +12,8 @@ from typing import Any
 from pipecat.services.piper.tts import PiperTTSService
 from pipecat.services.tts_service import TTSService
 
+from voice.speech.synthesis_wait import with_synthesis_wait
+
 JOE_VOICE = "en_US-joe-medium"
 
 
@@ -73,7 +75,7 @@ class BundledPiperTTSService(PiperTTSService):
             push_start_frame=True,
             push_stop_frames=True,
             settings=PiperTTSService.Settings(model=None, voice=voice, language=None),
-            **kwargs,
+            **with_synthesis_wait(kwargs),
         )
         loaded = _loaded_voice(str(model_path))
         self._voice = loaded if rate == 1.0 else PacedVoice(loaded, rate)

@@ -64,6 +64,8 @@ class DoubleOptions:
     """Drop the connection in the middle of this response (0-based)."""
     disconnect_after_exit: bool = False
     """Drop the connection right after sending ``<exit>``."""
+    stop_delay: float = 0.0
+    """Text: wait this long between sending the utterance and ``bot-stopped-speaking``."""
     malformed_audio: bool = False
     """Voice: precede every tone chunk with one at sample rate 0 and give it an odd byte count."""
     # audio
@@ -198,6 +200,7 @@ class DoubleBrain:
             await self._play_tone()
         else:
             await self._send(rtvi.utterance(self.options.role, turn.text))
+            await asyncio.sleep(self.options.stop_delay)
         await self._send(rtvi.bot_stopped_speaking())
         await self._send(rtvi.metrics_tokens(self.options.prompt_tokens, self.options.completion_tokens))
         self.messages.append({"role": "assistant", "content": turn.text})
