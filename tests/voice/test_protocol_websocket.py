@@ -71,6 +71,40 @@ async def test_a_second_client_is_refused_while_a_session_is_live():
         await server.close()
 
 
+
+async def test_a_conversation_opened_the_moment_setup_closed_gets_the_set_up_bot():
+    """The bridge reconnects at once after setup; a bot that takes a while to tear the setup
+    connection down must still hand the conversation the bot it just configured, not a blank one."""
+    from voice.bridge.requests import request
+
+    hosts: list = []
+
+    def new_host():
+        host = double_host(DoubleOptions())
+        inner_serve = host.serve
+
+        async def serve_then_linger(channel) -> None:
+            await inner_serve(channel)
+            await asyncio.sleep(0.3)  # a slow brain.stop()
+
+        host.serve = serve_then_linger
+        hosts.append(host)
+        return host
+
+    server = await serve_websocket(new_host)
+    try:
+        setup = await connect_websocket(server.url, attempts=1)
+        assert await handshake(setup, 3)
+        assert await request(setup, "update_system_prompt", {"prompt": "You are the agent.", "tools": "{}"},
+                             side="agent", timeout=3) is True
+        await setup.close()
+        conversation = await connect_websocket(server.url, attempts=20, backoff=(0.05,))
+        assert await handshake(conversation, 3)
+        await conversation.close()
+        assert len(hosts) == 1 and hosts[0].prompt.startswith("You are the agent.")
+    finally:
+        await server.close()
+
 async def test_a_token_server_refuses_clients_without_the_token(settings):
     server = await serve_websocket(double_host(DoubleOptions()), token="s3cret")
     try:

@@ -172,6 +172,10 @@ class BotServer:
         self._token = token
         self._server: Server | None = None
         self._active: WebSocketChannel | None = None
+        self._serving = asyncio.Lock()
+        """Held for a connection's whole life, teardown included: a client may reconnect the moment
+        it closed, and the new connection must not pick its bot before the old one has said how
+        its session ended (a setup connection keeps its bot for the conversation)."""
 
     @property
     def url(self) -> str:
@@ -196,15 +200,16 @@ class BotServer:
         if self._live():  # two clients admitted at the same moment: the later one is refused
             await ws.close(1013, "another session is live on this bot")
             return
-        self._active = channel
-        observed = ObservedChannel(channel)
-        try:
-            await self._sessions.host_for_connection().serve(observed)
-        finally:
-            self._sessions.connection_closed(observed)
-            if self._active is channel:
-                self._active = None
-            await channel.close()
+        self._active = channel  # from here on other clients are refused
+        async with self._serving:
+            observed = ObservedChannel(channel)
+            try:
+                await self._sessions.host_for_connection().serve(observed)
+            finally:
+                self._sessions.connection_closed(observed)
+                if self._active is channel:
+                    self._active = None
+                await channel.close()
 
     async def start(self, port: int) -> None:
         self._server = await serve(
