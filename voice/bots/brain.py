@@ -33,7 +33,9 @@ class BrainConfig:
 
 class Brain(Protocol):
     async def start(self, emit: Emit) -> None:
-        """A new connection is up; events and audio go out through ``emit`` until ``stop``."""
+        """A connection has something for the conversation (the kickoff, an utterance, audio);
+        events and audio go out through ``emit`` until ``stop``. A setup-only or pull-only
+        connection never starts the brain."""
 
     async def stop(self) -> None:
         """The connection ended; stop emitting (state, prompt and tools are kept). Returns within
