@@ -111,3 +111,9 @@ def load_all() -> None:
     """Import every domain module so all decorators run. Idempotent (imports are cached)."""
     for module in DOMAIN_MODULES:
         importlib.import_module(module)
+
+
+def scenario_group(eva_id: str | None) -> str:
+    """``"1.1.3"`` -> ``"1.x"``: the dataset's scenario group; ``"other"`` without a dataset id."""
+    head = (eva_id or "").split(".", 1)[0]
+    return f"{head}.x" if head.isdigit() else "other"

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q, QuerySet
 
 from scenarios.models import Scenario
+from scenarios.registry import scenario_group
 
 MAX_QUERY_CHARS = 100
 # eva_airline's module groups and what their scenarios are about (scenarios.md §4.2).
@@ -33,12 +34,6 @@ def scenario_list(*, domain: str | None = None, is_seed: bool | None = None) -> 
 def scenario_get(*, name: str) -> Scenario | None:
     """One mirrored scenario by name, or None."""
     return Scenario.objects.filter(name=name).first()
-
-
-def scenario_group(eva_id: str | None) -> str:
-    """``"1.1.3"`` -> ``"1.x"``; scenarios without a dataset id are ``"other"``."""
-    head = (eva_id or "").split(".", 1)[0]
-    return f"{head}.x" if head.isdigit() else "other"
 
 
 @dataclass

@@ -33,6 +33,7 @@ _SCRIPT = """
     });
     return found ? JSON.parse(JSON.stringify(found)) : null;
   }
+  let spoken = Promise.resolve();
   function speak(base64Pcm, sampleRate) {
     if (!microphone) return Promise.reject(new Error("no fake microphone in use"));
     const bytes = Uint8Array.from(atob(base64Pcm), (c) => c.charCodeAt(0));
@@ -40,10 +41,15 @@ _SCRIPT = """
     const buffer = microphone.context.createBuffer(1, samples.length, sampleRate);
     const channel = buffer.getChannelData(0);
     for (let i = 0; i < samples.length; i++) channel[i] = samples[i] / 32768;
-    const source = microphone.context.createBufferSource();
-    source.buffer = buffer;
-    source.connect(microphone.destination);
-    return new Promise((resolve) => { source.onended = resolve; source.start(); });
+    const play = () => new Promise((resolve) => {
+      const source = microphone.context.createBufferSource();
+      source.buffer = buffer;
+      source.connect(microphone.destination);
+      source.onended = resolve;
+      source.start();
+    });
+    spoken = spoken.then(play); // like a person: a clip asked for mid-clip starts when that one ends
+    return spoken;
   }
   Object.defineProperty(window, "__webrtcProbe", { value: { peers, inbound, speak } });
 })();
@@ -51,5 +57,6 @@ _SCRIPT = """
 
 
 def webrtc_probe(*, fake_microphone: bool = False) -> str:
-    """The init script; ``window.__webrtcProbe`` then has ``peers``, ``inbound()`` and ``speak()``."""
+    """The init script; ``window.__webrtcProbe`` then has ``peers``, ``inbound()`` and ``speak()``
+    (clips play one after another, never over each other)."""
     return _SCRIPT.replace("FAKE_MICROPHONE", "true" if fake_microphone else "false")

@@ -75,14 +75,6 @@ def domain_of(scenario_name: str) -> str:
     return scenario_name.split("__", 1)[0]
 
 
-def scenario_group(eva_id: str | None) -> str:
-    """``"1.1.3"`` -> ``"1.x"``: the dataset's scenario group; ``"other"`` without a dataset id."""
-    head = (eva_id or "").split(".", 1)[0]
-    return f"{head}.x" if head.isdigit() else "other"
-
-
-
-
 class RunAggregator:
     """Buckets, token totals, stalled names and pooled latencies of one run."""
 

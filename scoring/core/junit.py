@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring.core.aggregate import domain_of, scenario_group
+from scenarios.registry import scenario_group
+from scoring.core.aggregate import domain_of
 from scoring.core.gate import attempt_verdict, recorded_dir, scenario_and_trial
 from scoring.core.signals import agent_turn_count, is_stalled
 from scoring.core.values import is_number

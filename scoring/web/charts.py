@@ -2,7 +2,7 @@
 pass/fail per scenario group (1.x ... 7.x) and the latency histogram with p50/p95 marked.
 
 Pure: inputs are plain values, outputs are dataclasses the templates turn into SVG elements. The
-groups themselves are the scoring core's (``scoring.core.aggregate.scenario_group``).
+groups themselves are the scenario catalogue's (``scenarios.registry.scenario_group``).
 """
 from __future__ import annotations
 

@@ -315,7 +315,7 @@ def _eva_id_of(name: str) -> str:
 
 def run_charts(run: Run) -> dict[str, Any]:
     """The run page's figures: pass/fail per scenario group and the pooled latency histogram."""
-    from scoring.core.aggregate import scenario_group
+    from scenarios.registry import scenario_group
     from scoring.core.latency import latency_values
     from scoring.web.charts import group_bars, latency_histogram
 

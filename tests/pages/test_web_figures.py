@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from scoring.core.aggregate import scenario_group
+from scenarios.registry import scenario_group
 from scoring.web.charts import HEIGHT, MARGIN, group_bars, latency_histogram
 from scoring.web.compare import ResultSummary, compare_rows
 from scoring.web.review import results_csv, rescored_metrics

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from junitparser import Failure, JUnitXml, Skipped
 
-from scoring.core.aggregate import scenario_group
+from scenarios.registry import scenario_group
 from scoring.core.db_diff import diff_summary
 from scoring.core.gate import (
     NothingInCommon,

@@ -33,9 +33,7 @@ class BrainConfig:
 
 class Brain(Protocol):
     async def start(self, emit: Emit) -> None:
-        """A connection has something for the conversation (the kickoff, an utterance, audio);
-        events and audio go out through ``emit`` until ``stop``. A setup-only or pull-only
-        connection never starts the brain."""
+        """A new connection is up; events and audio go out through ``emit`` until ``stop``."""
 
     async def stop(self) -> None:
         """The connection ended; stop emitting (state, prompt and tools are kept). Returns within

@@ -97,15 +97,10 @@ class BotHost:
             self._current = connection
             requests: asyncio.Queue = asyncio.Queue()
             worker = asyncio.create_task(self._request_worker(connection, requests))
-            started = False
             try:
+                await self._guard("brain.start", self.brain.start(self.emit))
                 while True:
                     item = await channel.recv()
-                    if not started and _for_the_conversation(item):
-                        # Only now: building a voice pipeline for a setup or pull connection would
-                        # cost CPU and hold up the requests behind it on a busy machine.
-                        started = True
-                        await self._guard("brain.start", self.brain.start(self.emit))
                     await self._dispatch(connection, requests, item)
             except ConnectionClosed:
                 pass
@@ -114,8 +109,7 @@ class BotHost:
                 await asyncio.gather(worker, return_exceptions=True)
                 if self._current is connection:
                     self._current = None
-                if started:
-                    await self._guard("brain.stop", self.brain.stop())
+                await self._guard("brain.stop", self.brain.stop())
                 await channel.close()
 
     async def emit(self, item: Item) -> None:
@@ -275,11 +269,6 @@ class BotHost:
         if self._db_hasher is None:
             self._db_hasher = _hasher_from_settings()
         return self._db_hasher
-
-
-def _for_the_conversation(item: Item) -> bool:
-    """Audio, the kickoff or an utterance: what the brain itself must hear."""
-    return isinstance(item, AudioChunk) or rtvi.message_type(item) in ("send-text", "utterance")
 
 
 def _field(message: dict, key: str) -> str:
