@@ -12,8 +12,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 
-from scenarios.registry import get_eval_scenario_class
-from scenarios.registry import scenario_group
+from scenarios.registry import get_eval_scenario_class, scenario_group
 from scoring.models import BaselineMark, Run, RunTag, ScenarioResult
 from scoring.web import services
 from scoring.web.review import results_csv

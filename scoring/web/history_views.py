@@ -7,8 +7,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from scenarios.registry import get_eval_scenario, list_eval_scenarios
-from scenarios.registry import scenario_group
+from scenarios.registry import get_eval_scenario, list_eval_scenarios, scenario_group
 from scenarios.selectors import GROUP_THEMES, scenario_get
 from scoring.web.scenario_history import scenario_history
 
