@@ -26,6 +26,7 @@ SEEDS = ["eva_airline__voluntary_date_change", "eva_airline__irrops_cancellation
 
 
 @pytest.mark.slow
+@pytest.mark.quiet  # what five real-time calls hear decides the verdicts: alone on the CPUs
 @pytest.mark.django_db(transaction=True)
 async def test_five_seeds_in_voice_act_on_what_was_heard(tmp_path: Path, settings) -> None:
     settings.EVASITE_STT = "whisper"
