@@ -8,9 +8,20 @@ from tests.browser import CHROMIUM, REPO
 
 def test_ci_run_sets_ci_itself_before_running_the_readmes_test_command() -> None:
     lines = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
-    assert "export CI=true" in lines and ".venv/bin/python -m pytest" in lines
-    assert lines.index("export CI=true") < lines.index(".venv/bin/python -m pytest")
-    assert ".venv/bin/python -m pytest" in (REPO / "README.md").read_text()
+    readme = (REPO / "README.md").read_text()
+    documented = re.search(r"Run the tests[^\n]*\n\n```bash\n(.+?)\n```", readme).group(1)
+    assert documented == "bash scripts/test.sh" and lines[-1] == documented
+    assert lines.index("export CI=true") < lines.index(documented)
+
+
+def test_the_test_script_runs_the_quiet_tests_alone_after_the_rest() -> None:
+    script = (REPO / "scripts" / "test.sh").read_text()
+    parallel = script.index('-m pytest -m "not quiet"')
+    alone = script.index("-m pytest -m quiet -n 0")
+    assert parallel < alone
+    marked = [path for path in (REPO / "tests").rglob("test_*.py")
+              if path.name != "test_ci_setup.py" and "@pytest.mark.quiet" in path.read_text()]
+    assert len(marked) == 3, marked
 
 
 def test_setup_checks_the_chromium_the_tests_drive() -> None:
