@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.scoring.celery_helpers import slow_llm  # noqa: E402
+from tests.scoring.celery_helpers import slow_llm, wait_until  # noqa: E402
 from tests.services import CeleryStack, CeleryWorkers  # noqa: E402 (the same real parts the fault tests use)
 
 SEEDS = ["eva_airline__voluntary_date_change", "eva_airline__irrops_cancellation",
@@ -59,16 +59,6 @@ def with_workers(stack: CeleryStack, count: int, flags: list[str], label: str) -
         workers.stop()
 
 
-def _wait(condition, timeout: float, what: str, every: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(every)
-    raise SystemExit(f"timed out waiting for {what}")
-
-
 def kill_and_recover(stack: CeleryStack, passenger_url: str, scenarios: list[str], label: str) -> tuple[float, float]:
     """Seconds from ``kill -9`` of the worker running the first scenario until that scenario runs
     again (its directory moved aside, a new attempt writing), and until the run is complete."""
@@ -80,12 +70,14 @@ def kill_and_recover(stack: CeleryStack, passenger_url: str, scenarios: list[str
         proc = stack.run_eval("--scenarios", *scenarios, "--modality", "text", "--user-model", "slow-passenger",
                               "--user-llm-url", passenger_url, "--duration", "8", "--inactivity-timeout", "0",
                               "--min-agent-turns", "0", "--executor", "celery", log_name=f"{label}.log")
-        session = _wait(lambda: next(iter(set(stack.session_dirs()) - before), None), 120, "the session")
-        _wait((session / name / "bridge_log.txt").exists, 300, "the scenario to start")
-        workers.kill(_wait(lambda: _holder(stack, workers, name), 60, "the worker that holds it")[0])
+        session = wait_until(lambda: next(iter(set(stack.session_dirs()) - before), None), 120, "the session",
+                             every=0.05)
+        wait_until((session / name / "bridge_log.txt").exists, 300, "the scenario to start", every=0.05)
+        workers.kill(wait_until(lambda: _holder(stack, workers, name), 60, "the worker that holds it",
+                                every=0.05)[0])
         killed = time.monotonic()
-        _wait(lambda: list(session.glob(f"{name}.killed.*")) and (session / name / "bridge_log.txt").exists(),
-              1200, "the scenario to run again")
+        wait_until(lambda: list(session.glob(f"{name}.killed.*")) and (session / name / "bridge_log.txt").exists(),
+                   1200, "the scenario to run again", every=0.05)  # the figure: fine-grained
         again = time.monotonic() - killed
         if proc.wait(timeout=1200) != 0:
             raise SystemExit(f"{label} failed:\n{(stack.root / f'{label}.log').read_text()[-3000:]}")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.browser import LiveSite, start_site
-from tests.security.hostile import RecordingBot
+from tests.security.hostile import RecordingBot, RecordingHTTP
 
 SECRET_VAR, SECRET = "EVASITE_TEST_SECRET_VAR", "sk-never-leaves-the-server"
 LISTED_KEY = "sk-agent-listed"
@@ -45,3 +45,11 @@ def site(tmp_path_factory: pytest.TempPathFactory, trusted_bot: RecordingBot) ->
         yield live
     finally:
         live.stop()
+
+
+@pytest.fixture
+def llm() -> Iterator[RecordingHTTP]:
+    """An 'LLM' of the hostile user's: it records every header and answers 401."""
+    stand_in = RecordingHTTP()
+    yield stand_in
+    stand_in.stop()

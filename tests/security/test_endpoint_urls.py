@@ -10,17 +10,10 @@ import pytest
 
 from tests.browser import REPO
 from tests.security.helpers import form_errors, logged_in_session, start_call, start_run
-from tests.security.hostile import RecordingBot, RecordingHTTP
+from tests.security.hostile import RecordingBot
 
 pytestmark = pytest.mark.slow
 SEED = "eva_airline__1_1_3"
-
-
-@pytest.fixture
-def llm() -> RecordingHTTP:
-    stand_in = RecordingHTTP()
-    yield stand_in
-    stand_in.stop()
 
 
 @pytest.fixture

@@ -8,18 +8,9 @@ import pytest
 
 from tests.security.conftest import LISTED_KEY, SECRET, SECRET_VAR
 from tests.security.helpers import form_errors, logged_in_session, next_event, start_call, start_run
-from tests.security.hostile import RecordingHTTP
 
 pytestmark = pytest.mark.slow
 SEED = "eva_airline__1_1_3"
-
-
-@pytest.fixture
-def llm() -> RecordingHTTP:
-    """An 'LLM' of the hostile user's: it records every header and answers 401."""
-    stand_in = RecordingHTTP()
-    yield stand_in
-    stand_in.stop()
 
 
 @pytest.mark.parametrize("slot", ["agent", "user", "judge"])
