@@ -64,8 +64,10 @@ def median(values: list[float]) -> float:
 
 
 def run_voice(scenarios: list[str], *, concurrency: int, stt: str = "whisper", agent: str = "listening",
-              extra_env: Optional[dict[str, str]] = None, keep: Optional[Path] = None) -> VoiceRun:
-    """One run_eval in voice modality; its output is kept under ``keep`` when given."""
+              extra_env: Optional[dict[str, str]] = None, keep: Optional[Path] = None,
+              extra_args: tuple[str, ...] = ()) -> VoiceRun:
+    """One run_eval in voice modality (``extra_args`` appended to its flags, e.g. ``--conditions``);
+    its output is kept under ``keep`` when given."""
     with tempfile.TemporaryDirectory() as tmp:
         out = keep or Path(tmp)
         env = {**os.environ, "EVASITE_SQLITE_PATH": str(Path(tmp) / "db.sqlite3"), "EVASITE_STT": stt,
@@ -76,7 +78,7 @@ def run_voice(scenarios: list[str], *, concurrency: int, stt: str = "whisper", a
         started = time.perf_counter()
         subprocess.run([*manage, "run_eval", "--modality", "voice", "--agent-model", agent,
                         "--concurrency", str(concurrency), "--max-auto-retries", "0", "--output-dir", str(out),
-                        "--scenarios", *scenarios], cwd=REPO, env=env, check=True,
+                        *extra_args, "--scenarios", *scenarios], cwd=REPO, env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -85,9 +87,9 @@ def run_voice(scenarios: list[str], *, concurrency: int, stt: str = "whisper", a
         metrics = json.loads((session / "all_metrics.json").read_text())
         run = VoiceRun(wall_s=wall, cpu_s=cpu, metrics=metrics)
         for m in metrics:
-            name = m["scenario_name"]
-            run.lookups[name] = _lookups(session / name)
-            run.speech_s[name] = _speech_seconds(session / name)
+            name, scenario_dir = m["scenario_name"], Path(m["scenario_directory"])
+            run.lookups[name] = _lookups(scenario_dir)
+            run.speech_s[name] = _speech_seconds(scenario_dir)
         return run
 
 

@@ -119,6 +119,8 @@ class ScenarioResult(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="results")
     scenario_name = models.CharField(max_length=200)
     trial = models.PositiveIntegerField(default=1)
+    condition = models.CharField(max_length=200, blank=True, default="",
+                                 help_text="The condition's name under --conditions; empty in a run without them.")
     position = models.PositiveIntegerField(default=0, help_text="Queue order within the run.")
     directory = models.CharField(max_length=1024)
     metrics = models.JSONField(help_text="The complete metrics.json of the scenario.")
@@ -151,11 +153,18 @@ class ScenarioResult(models.Model):
     class Meta:
         ordering = ["run", "position", "trial"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "scenario_name", "trial"], name="one_result_per_trial"),
+            models.UniqueConstraint(fields=["run", "scenario_name", "trial", "condition"],
+                                    name="one_result_per_trial_and_condition"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.scenario_name} (trial {self.trial})"
+        condition = f", {self.condition}" if self.condition else ""
+        return f"{self.scenario_name} (trial {self.trial}{condition})"
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        """What a run keeps one result for (``QueueItem.key``)."""
+        return self.scenario_name, self.trial, self.condition
 
     def get_absolute_url(self) -> str:
         return reverse("scoring:result_detail", args=[self.pk])

@@ -96,21 +96,23 @@ def scenario_result_record(
     position: int,
     trial: int,
     final_db: dict[str, Any] | None,
+    condition: str = "",
 ) -> ScenarioResult:
-    """Insert or replace the accepted result of one scenario trial: idempotent (a resume, or a
-    task delivered twice, keeps one row per run, scenario and trial) and retried while the
-    database is briefly away."""
+    """Insert or replace the accepted result of one scenario trial (under one condition):
+    idempotent (a resume, or a task delivered twice, keeps one row per run, scenario, trial and
+    condition) and retried while the database is briefly away."""
     return retrying(lambda: _record_result(run_id=run_id, metrics=metrics, position=position, trial=trial,
-                                           final_db=final_db))
+                                           final_db=final_db, condition=condition))
 
 
 @transaction.atomic
 def _record_result(*, run_id: int, metrics: dict[str, Any], position: int, trial: int,
-                   final_db: dict[str, Any] | None) -> ScenarioResult:
+                   final_db: dict[str, Any] | None, condition: str) -> ScenarioResult:
     result, _ = ScenarioResult.objects.update_or_create(
         run_id=run_id,
         scenario_name=metrics["scenario_name"],
         trial=trial,
+        condition=condition,
         defaults={
             "position": position,
             "directory": metrics.get("scenario_directory", ""),
@@ -141,22 +143,22 @@ def _refresh_counts(run_id: int) -> None:
     )
 
 
-def scenario_results_discard(*, run_id: int, keys: list[tuple[str, int]]) -> int:
+def scenario_results_discard(*, run_id: int, keys: list[tuple[str, int, str]]) -> int:
     """Delete the rows of scenarios about to be dispatched again (their directories hold no
     completed attempt), so the coordinator waits for the new result, not a stale one."""
     return retrying(lambda: _delete_results(run_id=run_id, keys=set(keys), keep=False))
 
 
-def run_prune_results(*, run_id: int, keep: list[tuple[str, int]]) -> int:
+def run_prune_results(*, run_id: int, keep: list[tuple[str, int, str]]) -> int:
     """Delete the run's results that are not in the current queue (a resume with a narrower
     selection), so rows and ``all_metrics.json`` describe the same scenarios."""
     return retrying(lambda: _delete_results(run_id=run_id, keys=set(keep), keep=True))
 
 
 @transaction.atomic
-def _delete_results(*, run_id: int, keys: set[tuple[str, int]], keep: bool) -> int:
-    """Delete the run's rows whose (scenario, trial) is in ``keys`` (``keep``: is not in them)."""
-    stale = [r.pk for r in ScenarioResult.objects.filter(run_id=run_id) if ((r.scenario_name, r.trial) in keys) != keep]
+def _delete_results(*, run_id: int, keys: set[tuple[str, int, str]], keep: bool) -> int:
+    """Delete the run's rows whose (scenario, trial, condition) is in ``keys`` (``keep``: is not in them)."""
+    stale = [r.pk for r in ScenarioResult.objects.filter(run_id=run_id) if (r.key in keys) != keep]
     ScenarioResult.objects.filter(pk__in=stale).delete()
     _refresh_counts(run_id)
     return len(stale)

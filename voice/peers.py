@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from voice.bots.factory import build_brain
 from voice.bots.host import BotHost
 from voice.bridge.endpoints import InProcessEndpoint, PeerEndpoint, WebSocketEndpoint
+from voice.conditions.speaker import SpeakerSettings
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,8 @@ class PeerSpec:
     model: str = ""
     llm_url: str | None = None
     api_key_name: str | None = None
+    speaker: SpeakerSettings | None = None
+    """How a built-in bot's TTS speaks (a ``rate``/``voice`` condition); None: the configured TTS."""
 
     @property
     def in_process(self) -> bool:
@@ -28,7 +31,6 @@ def build_endpoint(spec: PeerSpec, *, modality: str) -> PeerEndpoint:
     """A fresh endpoint per scenario attempt: built-in bots never share state between scenarios."""
     if spec.url:
         return WebSocketEndpoint(spec.url)
-    brain = build_brain(
-        spec.role, model=spec.model, llm_url=spec.llm_url, api_key_name=spec.api_key_name, modality=modality
-    )
+    brain = build_brain(spec.role, model=spec.model, llm_url=spec.llm_url, api_key_name=spec.api_key_name,
+                        modality=modality, speaker=spec.speaker)
     return InProcessEndpoint(BotHost(brain))

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scoring.core.attempt_names import attempt_name, has_trial_suffix, scenario_of
+from scoring.core.attempt_names import (
+    attempt_name,
+    comparable_name,
+    has_trial_suffix,
+    recorded_condition,
+    scenario_of,
+)
 from scoring.core.latency import latency_values, overall_latency_stats
 from scoring.core.signals import SIGNAL_CLEAN_EXIT, agent_turn_count, is_stalled
 from scoring.core.values import is_int, is_number
@@ -61,13 +67,15 @@ class Bucket:
 
 
 def scenario_label(metrics: Mapping[str, Any]) -> str:
-    """How a scenario attempt is named in the run files: ``<name>__trial<k>`` with ``--trials``
-    (the scenario directory's name), else the bare name, so trials are told apart."""
+    """How a scenario attempt is named in the run files: its directory's name, i.e. with
+    ``__cond-<name>`` under ``--conditions`` and ``__trial<k>`` with ``--trials``, so attempts
+    are told apart."""
     name = str(metrics.get("scenario_name", ""))
     trial = metrics.get("trial")
-    if is_int(trial) and not has_trial_suffix(name):
-        return attempt_name(name, trial, trials=2)  # a recorded trial means the run had several
-    return name
+    if has_trial_suffix(name):
+        return name
+    # A recorded trial means the run had several.
+    return attempt_name(name, trial if is_int(trial) else None, 2 if is_int(trial) else 1, recorded_condition(metrics))
 
 
 def domain_of(scenario_name: str) -> str:
@@ -112,7 +120,7 @@ class RunAggregator:
             # Counted as a failure, never as per-signal evidence (§10.2).
             self._append(SUCCESS, domain, False)
             self._append(TASK_SUCCESS, domain, False)
-            self._add_trial(name, False)
+            self._add_trial(metrics, False)
             self.stalled.append(scenario_label(metrics))
             return
 
@@ -140,7 +148,7 @@ class RunAggregator:
             task = _task_success(metrics)
             if task is not None:
                 self._append(TASK_SUCCESS, domain, task)
-            self._add_trial(name, success)
+            self._add_trial(metrics, success)
 
     def _append(self, bucket: str, domain: str, outcome: bool) -> None:
         self.buckets[bucket].outcomes.append(bool(outcome))
@@ -180,8 +188,10 @@ class RunAggregator:
                 totals["spoken"] += counts["spoken"]
                 totals["intact"] += counts["intact"]
 
-    def _add_trial(self, name: str, success: bool) -> None:
-        self.trial_outcomes.setdefault(scenario_of(name), []).append(success)
+    def _add_trial(self, metrics: Mapping[str, Any], success: bool) -> None:
+        """Trials of one scenario under one condition (pass^k never mixes conditions)."""
+        scenario = scenario_of(str(metrics.get("scenario_name", "")))
+        self.trial_outcomes.setdefault(comparable_name(scenario, recorded_condition(metrics)), []).append(success)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -208,6 +218,27 @@ class RunAggregator:
 
     def overall_latency_stats(self) -> dict[str, Any]:
         return overall_latency_stats(self.latencies)
+
+    def by_condition(self) -> dict[str, "RunAggregator"]:
+        """One aggregator per ``--conditions`` entry, in the order the run first met them; empty
+        when no attempt recorded a condition (a plain run)."""
+        groups: dict[str, RunAggregator] = {}
+        for metrics in self.scenarios:
+            condition = recorded_condition(metrics)
+            if condition:
+                groups.setdefault(condition, RunAggregator(self.min_agent_turns)).add(metrics)
+        return groups
+
+    def yield_times(self) -> list[float]:
+        """Every measured yield time (ms) of the run's voice attempts (``turn_taking``)."""
+        values = []
+        for metrics in self.scenarios:
+            figures = metrics.get("turn_taking")
+            interruptions = figures.get("interruptions") if isinstance(figures, Mapping) else None
+            for entry in interruptions if isinstance(interruptions, list) else ():
+                if isinstance(entry, Mapping) and is_number(entry.get("yield_ms")):
+                    values.append(float(entry["yield_ms"]))
+        return values
 
     def key_entity_accuracy(self) -> dict[str, dict[str, Any]] | None:
         """Run totals per direction in the ``metrics.json`` shape, or None if no scenario had any."""

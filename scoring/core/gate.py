@@ -23,7 +23,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from scoring.core.attempt_names import split_attempt_name
+from scoring.core.attempt_names import comparable_name, recorded_condition, split_attempt_name
 from scoring.core.signals import agent_turn_count, is_stalled
 from scoring.core.stats import (
     RateDifference,
@@ -39,7 +39,7 @@ DEFAULT_ALPHA = 0.05
 DEFAULT_MIN_AGENT_TURNS = 3
 """``--min-agent-turns`` when a run's recorded flags do not say."""
 Verdicts = dict[str, dict[int, bool]]
-"""Scenario name → trial number → passed, in queue order."""
+"""Scenario name (with its condition, ``attempt_key``) → trial number → passed, in queue order."""
 
 class NothingInCommon(ValueError):
     """The two runs share no scored scenario trial, so there is nothing to gate on."""
@@ -69,6 +69,13 @@ def scenario_and_trial(metrics: Mapping[str, Any]) -> tuple[str, int]:
     return name, suffix_trial or 1
 
 
+def attempt_key(metrics: Mapping[str, Any]) -> tuple[str, int]:
+    """What the gate pairs attempts by: the scenario with its condition (a clean attempt pairs
+    with a plain run's), and the trial."""
+    name, trial = scenario_and_trial(metrics)
+    return comparable_name(name, recorded_condition(metrics)), trial
+
+
 def recorded_min_agent_turns(parsed_args: Mapping[str, Any]) -> int:
     """The stall floor a run's verdicts were scored with (its recorded ``--min-agent-turns``)."""
     value = parsed_args.get("min_agent_turns")
@@ -82,7 +89,7 @@ def verdicts_from_metrics(metrics: Iterable[Mapping[str, Any]], *, min_agent_tur
         verdict = attempt_verdict(entry, min_agent_turns=min_agent_turns)
         if verdict is None:
             continue
-        name, trial = scenario_and_trial(entry)
+        name, trial = attempt_key(entry)
         verdicts.setdefault(name, {})[trial] = verdict
     return verdicts
 

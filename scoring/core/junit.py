@@ -15,7 +15,8 @@ from typing import Any
 
 from scenarios.registry import scenario_group
 from scoring.core.aggregate import domain_of
-from scoring.core.gate import attempt_verdict, recorded_dir, scenario_and_trial
+from scoring.core.attempt_names import recorded_condition
+from scoring.core.gate import attempt_key, attempt_verdict, recorded_dir, scenario_and_trial
 from scoring.core.signals import agent_turn_count, is_stalled
 from scoring.core.values import is_number
 
@@ -43,7 +44,9 @@ def case_names(metrics: Mapping[str, Any], context: JUnitContext) -> tuple[str, 
     short = scenario.split("__", 1)[1] if "__" in scenario else scenario
     group = scenario_group(context.eva_ids.get(scenario))
     classname = f"{domain}.{group}" if group != "other" else domain
-    return classname, f"{short} [trial {trial}]" if context.trials > 1 else short
+    condition = recorded_condition(metrics)
+    name = f"{short} [{condition}]" if condition else short
+    return classname, f"{name} [trial {trial}]" if context.trials > 1 else name
 
 
 def failure_lines(metrics: Mapping[str, Any], context: JUnitContext) -> list[str]:
@@ -56,7 +59,7 @@ def failure_lines(metrics: Mapping[str, Any], context: JUnitContext) -> list[str
     failed = _failed_signals(metrics)
     if failed:
         lines.append(f"failed signals: {', '.join(failed)}")
-    diff = context.db_diffs.get(scenario_and_trial(metrics))
+    diff = context.db_diffs.get(attempt_key(metrics))
     if diff:
         lines.append(f"DB diff: {diff}")
     return lines

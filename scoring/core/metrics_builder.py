@@ -33,11 +33,15 @@ def build_metrics(
     key_entity_accuracy: dict[str, Any] | None = None,
     trial: int | None = None,
     db_hash_disagreement: dict[str, str] | None = None,
+    condition: str | None = None,
+    turn_taking: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The metrics dict in the recommended key order; readers never depend on the order.
 
     ``db_hash_disagreement`` (``{"reported", "computed"}``): a protocol agent's reported hash
-    that its own final DB does not hash to; recorded, and ``db_state_match`` is then false."""
+    that its own final DB does not hash to; recorded, and ``db_state_match`` is then false.
+    ``condition`` (a ``--conditions`` run) and ``turn_taking`` (voice) are project keys added
+    after the harness's; the seed's keys are untouched."""
     latencies = list(outcome.latencies)
     metrics: dict[str, Any] = {
         "scenario_name": scenario_name,
@@ -105,4 +109,8 @@ def build_metrics(
         metrics["key_entity_accuracy"] = key_entity_accuracy
     if trial is not None:
         metrics["trial"] = trial
+    if condition:
+        metrics["condition"] = condition
+    if turn_taking is not None:
+        metrics["turn_taking"] = turn_taking
     return metrics

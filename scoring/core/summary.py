@@ -12,6 +12,7 @@ from typing import Any
 
 from scoring.core import aggregate as agg
 from scoring.core.aggregate import RunAggregator
+from scoring.core.condition_table import condition_table
 from scoring.core.latency import latency_stats, latency_values
 from scoring.core.stats import flaky_scenarios, pass_hat_k, wilson_interval
 from scoring.core.values import is_number
@@ -267,8 +268,34 @@ def _project_block(run: RunAggregator, block: ProjectBlock) -> list[str]:
         spoken, intact = counts.get("spoken", 0), counts.get("intact", 0)
         rate = _pct(intact / spoken) if spoken else "N/A"
         lines.append(f"  Key-entity accuracy ({direction}): {rate} ({intact}/{spoken} entities)")
+    lines += _per_condition(run)
     lines += _token_sources(run)
     return lines
+
+
+def _per_condition(run: RunAggregator) -> list[str]:
+    """The degradation table of a ``--conditions`` run (``scoring.core.condition_table``)."""
+    rows = condition_table(run)
+    if not rows:
+        return []
+    lines = ["  Per condition:"]
+    for row in rows:
+        if row.interval is not None:
+            low, high = row.interval
+            rate = f"{row.passes}/{row.counted} passed ({_pct(row.rate)}, 95% CI [{_pct(low)}, {_pct(high)}])"
+        else:
+            rate = "N/A (n=0)"
+        entities = ", ".join(f"{direction} {_pct(intact / spoken) if spoken else 'N/A'} ({intact}/{spoken})"
+                             for direction, (intact, spoken) in row.entities.items())
+        lines.append(f"    {row.name}: {rate}; key entities {entities or 'N/A'}; "
+                     f"handoff p50 {_ms(row.handoff_p50_ms)}, p95 {_ms(row.handoff_p95_ms)}; "
+                     f"yield p50 {_ms(row.yield_p50_ms)}, p95 {_ms(row.yield_p95_ms)} (n={row.yields})")
+    lines.append("  Degradation: " + " → ".join(f"{row.name} {row.passes}/{row.counted}" for row in rows))
+    return lines
+
+
+def _ms(value: float | None) -> str:
+    return f"{value:.0f} ms" if value is not None else "N/A"
 
 
 def _token_sources(run: RunAggregator) -> list[str]:

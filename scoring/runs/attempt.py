@@ -15,9 +15,11 @@ from scoring.core.canonical import db_hash
 from scoring.core.files import read_json, write_json, write_text_atomic
 from scoring.core.metrics_builder import build_metrics
 from scoring.core.signals import is_action_match as action_match_verdict
+from scoring.core.turn_taking import turn_taking
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import PeerEndpoint
 from voice.bridge.engine import SessionInputs, SessionOutcome, run_session
+from voice.conditions import Condition
 from voice.listen.tap import open_tap
 from voice.peers import PeerSpec, build_endpoint
 
@@ -37,6 +39,9 @@ class AttemptSettings:
     on_turn: Callable[[str, str, str], None] | None = None
     user_endpoint: PeerEndpoint | None = None
     """A live user peer (a human tester's call) used instead of building one from ``user``."""
+    condition: Condition | None = None
+    """The ``--conditions`` entry this attempt runs under (its audio is built afresh per attempt;
+    its speaker settings are already in ``user``); None in a run without conditions."""
 
 
 @dataclass
@@ -82,8 +87,7 @@ async def run_attempt(
     scenario_dir.mkdir(parents=True, exist_ok=True)
     expected_hash = expected_hash_of(scenario)
     scenario.save(scenario_dir / "scenario_config", expected_db_hash=expected_hash)
-    if settings.bridge.modality == "voice":
-        _record_speech(scenario_dir / "scenario_config" / "metadata.json")
+    _record_run_setup(scenario_dir / "scenario_config" / "metadata.json", settings)
     header_time = datetime.now().isoformat()
     # §3.2 step 1: the log's header exists from the start; the full file keeps it as written.
     write_text_atomic(scenario_dir / "conversation_log.txt", artifacts_text.format_conversation_log_header(header_time))
@@ -99,6 +103,7 @@ async def run_attempt(
 
         started = time.monotonic()
         try:
+            conditions = await _fresh_audio_conditions(settings, label or scenario.name)
             with open_tap(settings.bridge.live_key, settings.bridge.modality) as tap:  # listening in
                 outcome = await run_session(
                     scenario_inputs=session_inputs(scenario),
@@ -108,9 +113,11 @@ async def run_attempt(
                     on_event=on_event,
                     log=log,
                     tap=tap,
+                    conditions=conditions,
                 )
             final_db, actual_hash, disagreement = _final_state(outcome, agent_in_process=settings.agent.in_process)
             _write_session_artifacts(scenario, scenario_dir, outcome, final_db, header_time)
+            figures = _turn_taking(scenario_dir, outcome)
             # §3.2: from just before the conversation connections to just after the artifacts.
             scenario_duration = time.monotonic() - (outcome.conversation_started or started)
             judge_result = await _judge(settings, scenario, scenario_dir, outcome)
@@ -134,6 +141,8 @@ async def run_attempt(
                 trace_metrics=_trace_metrics(scenario_dir),
                 key_entity_accuracy=_key_entity_accuracy(scenario, outcome, settings.bridge.modality),
                 trial=trial,
+                condition=settings.condition.name if settings.condition is not None else None,
+                turn_taking=figures,
             )
         except Exception as exc:  # an attempt error: the retry loop decides what happens next
             log(f"attempt error: {type(exc).__name__}: {exc}")
@@ -215,13 +224,45 @@ def _trace_metrics(scenario_dir: Path) -> Any:
     return None
 
 
-def _record_speech(metadata_path: Path) -> None:
-    """Add the speech stack (TTS, STT, Whisper model and its sha256) to metadata.json."""
-    from voice.speech.description import speech_description
+def _record_run_setup(metadata_path: Path, settings: AttemptSettings) -> None:
+    """Add to metadata.json what the attempt ran under: in voice the speech stack (TTS, STT,
+    Whisper model and its sha256), and the condition (enough to rebuild it: its spec) with the
+    voice the passenger spoke with under it."""
+    additions: dict[str, Any] = {}
+    if settings.bridge.modality == "voice":
+        from voice.speech.description import speech_description
 
-    metadata = read_json(metadata_path)
-    metadata["speech"] = speech_description()
-    write_json(metadata_path, metadata, indent=4)
+        additions["speech"] = speech_description()
+    if settings.condition is not None:
+        from voice.speech.registry import passenger_tts_name
+
+        additions["condition"] = {**settings.condition.describe(),
+                                  "passenger_tts": passenger_tts_name(settings.user.speaker)}
+    if additions:
+        write_json(metadata_path, {**read_json(metadata_path), **additions}, indent=4)
+
+
+async def _fresh_audio_conditions(settings: AttemptSettings, stream: str) -> dict[str, Any]:
+    """The attempt's own audio conditions (seeded by its name, so a rerun hears the same line),
+    their filters and noise built off the event loop before the call starts."""
+    if settings.condition is None:
+        return {}
+    from voice.conditions import prepare
+
+    conditions = settings.condition.audio_conditions(stream=stream)
+    rates = {"agent": settings.bridge.agent_in_rate, "user": settings.bridge.user_in_rate}
+    for hearer, condition in conditions.items():
+        await asyncio.to_thread(prepare, condition, rates[hearer])
+    return conditions
+
+
+def _turn_taking(scenario_dir: Path, outcome: SessionOutcome) -> dict[str, Any] | None:
+    """Write ``speech_timeline.json`` and compute the turn-taking figures from it (voice only)."""
+    if outcome.speech_timeline is None:
+        return None
+    write_json(scenario_dir / "speech_timeline.json",
+               {"recording_offset_s": outcome.recording_offset, **outcome.speech_timeline})
+    return turn_taking(outcome.speech_timeline, outcome.turns, duration_s=outcome.duration_seconds)
 
 
 def _key_entity_accuracy(scenario: EvalScenario, outcome: SessionOutcome, modality: str) -> dict | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from scoring.core import resume as resume_rules
 from scoring.core.files import read_json
+from scoring.core.attempt_names import recorded_condition
 from scoring.core.gate import DEFAULT_MIN_AGENT_TURNS, recorded_min_agent_turns, scenario_and_trial
 from scoring.runs.executors.base import RunError
 
@@ -133,9 +134,9 @@ def _metrics_from_files(session_dir: Path, names: list[str]) -> list[dict[str, A
         metrics.append(entry)
     order = {name: i for i, name in enumerate(names)}
 
-    def queue_position(entry: dict[str, Any]) -> tuple[int, str, int]:
+    def queue_position(entry: dict[str, Any]) -> tuple[int, str, str, int]:
         name, trial = scenario_and_trial(entry)
-        return order.get(name, len(order)), name, trial
+        return order.get(name, len(order)), name, recorded_condition(entry), trial
 
     return sorted(metrics, key=queue_position)
 

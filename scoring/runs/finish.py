@@ -16,7 +16,15 @@ from typing import Any
 
 from scoring.core.db_diff import diff_summary, gold_diff
 from scoring.core.files import write_text_atomic
-from scoring.core.gate import GateVerdict, NothingInCommon, attempt_verdict, evaluate, recorded_dir, scenario_and_trial
+from scoring.core.gate import (
+    GateVerdict,
+    NothingInCommon,
+    attempt_key,
+    attempt_verdict,
+    evaluate,
+    recorded_dir,
+    scenario_and_trial,
+)
 from scoring.core.gate_report import RunFigures, gate_lines, summary_markdown
 from scoring.core.junit import JUnitContext, junit_xml
 from scoring.runs.attempt import load_final_db
@@ -122,7 +130,7 @@ def _db_diffs(metrics: Sequence[Mapping[str, Any]], min_agent_turns: int) -> dic
     for entry in metrics:
         if entry.get("db_state_match") is not False or attempt_verdict(entry, min_agent_turns=min_agent_turns) is not False:
             continue
-        name, trial = scenario_and_trial(entry)
+        name, _ = scenario_and_trial(entry)
         scenario_dir = recorded_dir(entry)
         actual = load_final_db(scenario_dir) if scenario_dir is not None else None
         if actual is None:
@@ -133,5 +141,5 @@ def _db_diffs(metrics: Sequence[Mapping[str, Any]], min_agent_turns: int) -> dic
         except (KeyError, DataRootError):
             expected = None
         if isinstance(expected, dict):
-            diffs[(name, trial)] = diff_summary(gold_diff(expected, actual))
+            diffs[attempt_key(entry)] = diff_summary(gold_diff(expected, actual))
     return diffs

@@ -37,6 +37,7 @@ from scoring.runs.live import ChannelsProgress, FanOut
 from scoring.runs.preflight import PreflightError, check_run_endpoints
 from scoring.runs.progress import NullProgress, ProgressSink
 from scoring.runs.options import REDACTED, RunOptions, redact_urls_in
+from scoring.runs.options.conditions import run_conditions
 from scoring.runs.options.schema import RESUME_COMPARED_FIELDS
 from scoring.core.summary import ProjectBlock, format_all_summary
 from voice.bridge.endpoints import PeerEndpoint
@@ -77,8 +78,9 @@ def _plan_queue(options: RunOptions) -> tuple[list[str], list[QueueItem]]:
     """The selected scenarios and the queue of their attempts (each trial its own item)."""
     names = select_scenarios(options)
     trials = range(1, options.trials + 1)
-    queue = [QueueItem(i, name, trial, options.trials)
-             for i, (name, trial) in enumerate((n, t) for n in names for t in trials)]
+    conditions = [condition.name for condition in run_conditions(options.conditions)] or [""]
+    attempts = ((name, condition, trial) for name in names for condition in conditions for trial in trials)
+    queue = [QueueItem(i, name, trial, options.trials, condition) for i, (name, condition, trial) in enumerate(attempts)]
     return names, queue
 
 
@@ -145,6 +147,9 @@ def _record_invocation(session_dir: Path, options: RunOptions, argv: list[str], 
         from voice.speech.description import speech_description
 
         record["speech"] = speech_description()  # which TTS/ASR, and the Whisper model's sha256
+    conditions = run_conditions(options.conditions)
+    if conditions:
+        record["conditions"] = [condition.describe() for condition in conditions]
     if options.resume and invocations:
         record["resumed_from_invocation"] = len(invocations) - 1
     invocations.append(record)
@@ -294,7 +299,7 @@ class _Run:
             metrics, scenario_dir = self.results[item.position]
             await sync_to_async(services.scenario_result_record)(
                 run_id=self.run_id, metrics=metrics, position=item.position, trial=item.trial,
-                final_db=load_final_db(scenario_dir))
+                condition=item.condition, final_db=load_final_db(scenario_dir))
 
     def _warn_judge_signals(self, names: list[str]) -> None:
         """§3.1 step 6: a whitelisted judge signal can never pass without a judge."""
@@ -318,7 +323,7 @@ class _Run:
     async def _finish(self, queue: list[QueueItem], names: list[str], warnings: list[str]) -> RunReport:
         """§3.1 step 9: the run files over every queued scenario, in queue order, and the rows."""
         await sync_to_async(services.run_prune_results)(
-            run_id=self.run_id, keep=[(item.scenario_name, item.trial) for item in queue])
+            run_id=self.run_id, keep=[item.key for item in queue])
         ordered = [self.results[item.position] for item in queue]
         aggregator = RunAggregator(self.options.min_agent_turns)
         for metrics, scenario_dir in ordered:

@@ -98,3 +98,33 @@ def latency_histogram(values: Iterable[float], bin_count: int = 20) -> Histogram
     histogram.p50_x = MARGIN + stats["p50_ms"] * scale_x
     histogram.p95_x = MARGIN + stats["p95_ms"] * scale_x
     return histogram
+
+
+CONDITION_LABEL_WIDTH = 200
+CONDITION_ROW = 26
+
+
+@dataclass
+class ConditionBar:
+    """One condition's pass rate as a horizontal bar, with its 95% interval as a whisker."""
+
+    name: str
+    passes: int
+    counted: int
+    y: float
+    width: float
+    low_x: float
+    high_x: float
+
+
+def condition_bars(rows: Iterable) -> tuple[list[ConditionBar], float]:
+    """Bars for ``scoring.core.condition_table`` rows (one per condition, in run order) and the
+    chart's height; a condition without verdicts gets an empty bar."""
+    span = WIDTH - MARGIN - CONDITION_LABEL_WIDTH
+    bars = []
+    for index, row in enumerate(rows):
+        rate = row.rate or 0.0
+        low, high = row.interval or (0.0, 0.0)
+        bars.append(ConditionBar(row.name, row.passes, row.counted, y=10 + index * CONDITION_ROW, width=rate * span,
+                                 low_x=CONDITION_LABEL_WIDTH + low * span, high_x=CONDITION_LABEL_WIDTH + high * span))
+    return bars, 20 + len(bars) * CONDITION_ROW

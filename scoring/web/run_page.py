@@ -37,6 +37,7 @@ def run_page_context(run: Run, user: Any) -> dict[str, Any]:
         "signal_counts": selectors.run_signal_counts(run),
         "rows": selectors.run_result_rows(run),
         "charts": selectors.run_charts(run),
+        "conditions": selectors.run_condition_figures(run),
         "summary_figures": selectors.summary_figures(run),
         "review_counts": selectors.run_review_counts(run),
         "failing_count": selectors.run_failing_count(run),

@@ -16,10 +16,11 @@ from django.db.models import F, QuerySet
 from scenarios import data_root
 from scenarios.models import Scenario
 from scenarios.registry import get_eval_scenario, get_eval_scenario_class
-from scoring.core.attempt_names import attempt_name
+from scoring.core.attempt_names import CLEAN, attempt_name, comparable_name, split_condition
 from scoring.core.db_diff import gold_diff
 from scoring.models import Run, ScenarioResult
 from scoring.runs.options import REDACTED
+from scoring.runs.options.conditions import run_conditions
 from scoring.core.signals import SIGNAL_NAMES
 
 # Files a result page may link to and the artifact endpoint may serve (harness.md §14.2). Anything
@@ -33,6 +34,7 @@ ARTIFACT_NAMES: tuple[str, ...] = (
     "bot_logs_agent/llm_context.json",
     "bot_logs_user/llm_context.json",
     "bridge_log.txt",
+    "speech_timeline.json",
 )
 
 # parsed_args keys containing these words hold credentials (run_args.json redacts judge_api_key,
@@ -244,21 +246,42 @@ def result_artifacts(result: ScenarioResult) -> list[str]:
 # --- live and interactive pages (issue 7) --------------------------------------------------------
 
 
+def run_conditions_of(run: Run) -> list[str]:
+    """The names of the run's ``--conditions`` in order ([] for a plain run, or an old record
+    that no longer parses)."""
+    text = (run.parsed_args or {}).get("conditions")
+    try:
+        return [condition.name for condition in run_conditions(text if isinstance(text, str) else None)]
+    except ValueError:
+        return []
+
+
 def run_queue_dir_names(run: Run) -> list[str]:
-    """The scenario directory names of the run's queue (``name`` or ``name__trialK``)."""
-    names = run.scenario_names or []
-    if run.trials <= 1:
-        return list(names)
-    return [attempt_name(name, trial, run.trials) for name in names for trial in range(1, run.trials + 1)]
+    """The scenario directory names of the run's queue (``name[__cond-C][__trialK]``)."""
+    conditions = run_conditions_of(run) or [""]
+    return [attempt_name(name, trial, run.trials, condition) for name in run.scenario_names or []
+            for condition in conditions for trial in range(1, run.trials + 1)]
 
 
 def _result_dir_name(result: ScenarioResult, trials: int) -> str:
-    return attempt_name(result.scenario_name, result.trial, trials)
+    return attempt_name(result.scenario_name, result.trial, trials, result.condition)
 
 
 def result_label(result: ScenarioResult) -> str:
-    """The result's directory name (``name`` or ``name__trialK``), as pages name it."""
+    """The result's directory name (``name[__cond-C][__trialK]``), as pages name it."""
     return _result_dir_name(result, result.run.trials)
+
+
+def result_condition(result: ScenarioResult) -> dict[str, Any]:
+    """What the result's condition was, as its metadata.json records it ({} without one)."""
+    if not result.condition or not result.directory:
+        return {}
+    try:
+        metadata = json.loads((Path(result.directory) / "scenario_config" / "metadata.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    recorded = metadata.get("condition") if isinstance(metadata, dict) else None
+    return recorded if isinstance(recorded, dict) else {}
 
 
 def run_in_flight(run: Run) -> list[str]:
@@ -266,7 +289,7 @@ def run_in_flight(run: Run) -> list[str]:
     ``metrics.json`` yet, in queue order."""
     if run.status != Run.Status.RUNNING:
         return []
-    done = {_result_dir_name(r, run.trials) for r in run.results.only("scenario_name", "trial")}
+    done = {_result_dir_name(r, run.trials) for r in run.results.only("scenario_name", "trial", "condition")}
     session = Path(run.session_dir)
     return [name for name in run_queue_dir_names(run)
             if name not in done and (session / name).is_dir() and not (session / name / "metrics.json").exists()]
@@ -278,7 +301,7 @@ def run_snapshot(run_id: int) -> dict[str, Any] | None:
     run = Run.objects.filter(pk=run_id).first()
     if run is None:
         return None
-    results = run.results.only("scenario_name", "trial", "is_successful", "stop_reason")
+    results = run.results.only("scenario_name", "trial", "condition", "is_successful", "stop_reason")
     return {
         "run": str(run),
         "status": run.status,
@@ -326,6 +349,21 @@ def run_charts(run: Run) -> dict[str, Any]:
     return {"groups": group_bars(outcomes), "histogram": latency_histogram(latencies)}
 
 
+def run_condition_figures(run: Run) -> dict[str, Any]:
+    """The degradation table and chart of a ``--conditions`` run, from its stored results (so
+    a running run's page shows the conditions finished so far); empty rows for a plain run."""
+    from scoring.core.condition_table import condition_table_of
+    from scoring.core.gate import recorded_min_agent_turns
+    from scoring.web.charts import CONDITION_LABEL_WIDTH, condition_bars
+
+    if not run_conditions_of(run):
+        return {"rows": []}
+    metrics = [m for m in run_results(run).values_list("metrics", flat=True) if isinstance(m, dict)]
+    rows = condition_table_of(metrics, min_agent_turns=recorded_min_agent_turns(run.parsed_args or {}))
+    bars, height = condition_bars(rows)
+    return {"rows": rows, "bars": bars, "height": height, "bar_x": CONDITION_LABEL_WIDTH}
+
+
 # Sections of all_summary.txt whose indented lines are run-level figures (the per-scenario
 # blocks are not: the results table shows those).
 _FIGURE_SECTIONS = ("Overall Latency Statistics", "Per-signal pass rates", "Token Usage", "evasite")
@@ -338,6 +376,13 @@ def summary_figures(run: Run) -> list[tuple[str, str]]:
     for line in (run.summary_text or "").splitlines():
         if not line.strip() or set(line.strip()) <= {"=", "-"}:
             continue
+        if line.startswith("  Per condition:"):
+            section = "Per condition"  # its rows are the conditions table, not single figures
+            continue
+        if section == "Per condition" and line.startswith("    "):
+            continue
+        if section == "Per condition":
+            section = "evasite"
         indented = line.startswith(" ")
         name, sep, value = line.strip().partition(":")
         if not indented and (not value.strip() or line.startswith("=")):
@@ -450,17 +495,19 @@ def compare_runs(a: Run, b: Run) -> Any:
     from scoring.web.compare import compare_runs as compare
 
     def summaries(run: Run) -> dict[tuple[str, int], Any]:
-        return {(r.scenario_name, r.trial): _result_summary(r) for r in run_results(run)}
+        return {(comparable_name(r.scenario_name, r.condition), r.trial): _result_summary(r) for r in run_results(run)}
 
     return compare(summaries(a), summaries(b))
 
 
 def compare_transcripts(a: Run, b: Run, scenario: str, trial: int) -> dict[str, Any] | None:
-    """The same scenario (and trial) from both runs, for side-by-side reading; None when neither
-    run has it."""
+    """The same scenario (and trial, and condition: ``scenario`` is the compare page's row name)
+    from both runs, for side-by-side reading; None when neither run has it."""
+    name, condition = split_condition(scenario)
+    conditions = [condition] if condition else ["", CLEAN]  # a clean attempt pairs with a plain one
     sides = {}
     for side, run in (("a", a), ("b", b)):
-        result = run.results.filter(scenario_name=scenario, trial=trial).first()
+        result = run.results.filter(scenario_name=name, trial=trial, condition__in=conditions).first()
         sides[side] = {"result": result, "timeline": result_timeline(result) if result is not None else None}
     if sides["a"]["result"] is None and sides["b"]["result"] is None:
         return None

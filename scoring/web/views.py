@@ -142,6 +142,7 @@ def result_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "neighbours": result_neighbours(result),
         "may_review": may_review,
         "review_form": ReviewForm.for_result(result) if may_review else None,
+        "condition": selectors.result_condition(result),
     }
     return render(request, "scoring/result_detail.html", context)
 
@@ -235,7 +236,8 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     gate = compare_gate(a, b)
     context.update(comparison=comparison, rows=rows, labels_a=run_labels(a), labels_b=run_labels(b),
                    flag_differences=differing_flags(selectors.run_flags(a), selectors.run_flags(b)),
-                   gate=gate, flaky_names=gate.flaky_names)
+                   gate=gate, flaky_names=gate.flaky_names,
+                   conditions_a=selectors.run_condition_figures(a), conditions_b=selectors.run_condition_figures(b))
     scenario = str(request.GET.get("scenario", ""))[:200]
     if scenario:
         trial = _run_id(request.GET.get("trial", "1")) or 1

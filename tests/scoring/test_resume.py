@@ -103,7 +103,8 @@ def test_resume_mismatches() -> None:
     assert set(RESUME_COMPARED_FIELDS) == {
         "domain", "scenarios", "duration", "judge_url", "judge_model", "judge_threshold", "judge_max_tokens",
         "judge_temperature", "judge_top_p", "judge_seed", "strict_match", "conversation_end_policy",
-        "inactivity_timeout", "modality", "agent_model", "agent_llm_url", "user_model", "user_llm_url", "trials"}
+        "inactivity_timeout", "modality", "agent_model", "agent_llm_url", "user_model", "user_llm_url", "trials",
+        "conditions"}
 
 
 # --- §17 ----------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from urllib.parse import urlparse
 from voice.bots.brain import Brain
 from voice.bots.models.catalogue import builtin_model, builtin_names
 from voice.bots.pipeline import PipecatBrain, SpeechFactories
+from voice.conditions.speaker import SpeakerSettings
 from voice.modality import check_modality
 
 
@@ -23,6 +24,7 @@ def build_brain(
     stt: Optional[str] = None,
     pace_audio: Optional[bool] = None,
     turn_gap_secs: Optional[float] = None,
+    speaker: Optional[SpeakerSettings] = None,
 ) -> Brain:
     """A ``PipecatBrain`` for ``role`` ("agent" | "user").
 
@@ -31,7 +33,8 @@ def build_brain(
     The API key is read from the environment variable ``api_key_name`` when the pipeline is
     built and never stored; without one, only a loopback endpoint is accepted (key
     "not-needed"). ``pace_audio`` (default: on in voice) sends TTS audio in real time;
-    ``turn_gap_secs`` is the quiet time that ends a heard turn in voice modality.
+    ``turn_gap_secs`` is the quiet time that ends a heard turn in voice modality; ``speaker``
+    (a ``rate``/``voice`` condition) picks the TTS's voice and pace instead of ``tts``.
     """
     options: dict = {"pace_audio": pace_audio}
     if turn_gap_secs is not None:
@@ -40,7 +43,7 @@ def build_brain(
         raise ValueError(f"role must be 'agent' or 'user', not {role!r}")
     check_modality(modality)
 
-    speech = _speech(tts, stt) if modality == "voice" else None
+    speech = _speech(tts, stt, speaker) if modality == "voice" else None
     if llm_url:
         api_key_for(llm_url, api_key_name)
 
@@ -117,7 +120,10 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def _speech(tts: Optional[str], stt: Optional[str]) -> SpeechFactories:
-    from voice.speech.registry import make_stt, make_tts, make_vad
+def _speech(tts: Optional[str], stt: Optional[str], speaker: Optional[SpeakerSettings]) -> SpeechFactories:
+    from voice.speech.registry import make_passenger_tts, make_stt, make_tts, make_vad
 
-    return SpeechFactories(tts=lambda: make_tts(tts), stt=lambda: make_stt(stt), vad=make_vad)
+    def voice() -> object:
+        return make_passenger_tts(speaker) if speaker is not None and not speaker.is_default else make_tts(tts)
+
+    return SpeechFactories(tts=voice, stt=lambda: make_stt(stt), vad=make_vad)

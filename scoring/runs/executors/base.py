@@ -30,15 +30,17 @@ class QueueItem:
     scenario_name: str
     trial: int
     trials: int
+    condition: str = ""
+    """The condition's directory-safe name (``--conditions``); "" in a run without conditions."""
 
     @property
     def dir_name(self) -> str:
-        return attempt_name(self.scenario_name, self.trial, self.trials)
+        return attempt_name(self.scenario_name, self.trial, self.trials, self.condition)
 
     @property
-    def key(self) -> tuple[str, int]:
+    def key(self) -> tuple[str, int, str]:
         """What the database keeps one result for (with the run)."""
-        return self.scenario_name, self.trial
+        return self.scenario_name, self.trial, self.condition
 
     def to_payload(self) -> dict[str, Any]:
         return asdict(self)

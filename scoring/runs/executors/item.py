@@ -70,4 +70,5 @@ def take_over(scenario_dir: Path, min_agent_turns: int) -> Path | None:
 async def record(run_id: int, item: QueueItem, metrics: dict[str, Any], final_db: dict | None) -> None:
     """The accepted attempt's row (idempotent: one row per run, scenario and trial)."""
     await sync_to_async(services.scenario_result_record)(
-        run_id=run_id, metrics=metrics, position=item.position, trial=item.trial, final_db=final_db)
+        run_id=run_id, metrics=metrics, position=item.position, trial=item.trial, condition=item.condition,
+        final_db=final_db)

@@ -13,9 +13,10 @@ from scenarios.contract import EvalScenario
 from scenarios.registry import get_eval_scenario
 from scoring.core.judge import JudgeConfig, judge_enabled, resolve_api_key
 from scoring.runs.attempt import AttemptSettings
-from scoring.runs.executors.base import QueueItem
+from scoring.runs.executors.base import QueueItem, RunError
 from scoring.runs.progress import ProgressSink
 from scoring.runs.options import RunOptions, options_from_mapping
+from scoring.runs.options.conditions import condition_named
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import PeerEndpoint
 from voice.peers import PeerSpec
@@ -72,11 +73,15 @@ def plan_attempt(options: RunOptions, item: QueueItem, *, run_id: int, session_d
     """The plan of ``item``: its live turns go to ``events``; the call is registered for Listen
     under (run id, directory name) wherever it runs; ``user_endpoint`` is a human tester's peer."""
     scenario = get_eval_scenario(item.scenario_name)
+    condition = condition_named(options.conditions, item.condition)
+    if item.condition and condition is None:
+        raise RunError(f"{item.dir_name}: condition {item.condition!r} is not in --conditions {options.conditions!r}")
+    speaker = condition.speaker if condition is not None and not condition.speaker.is_default else None
     settings = AttemptSettings(
         agent=PeerSpec("agent", url=options.agent_url, model=options.agent_model,
                        llm_url=options.agent_llm_url, api_key_name=options.agent_api_key_name),
         user=PeerSpec("user", url=options.user_url, model=options.user_model,
-                      llm_url=options.user_llm_url, api_key_name=options.user_api_key_name),
+                      llm_url=options.user_llm_url, api_key_name=options.user_api_key_name, speaker=speaker),
         bridge=bridge_config(options, scenario, (run_id, item.dir_name)),
         policy=options.conversation_end_policy,
         inactivity_timeout=options.inactivity_timeout,
@@ -85,6 +90,7 @@ def plan_attempt(options: RunOptions, item: QueueItem, *, run_id: int, session_d
         judge=judge_config(options),
         on_turn=events.turn,
         user_endpoint=user_endpoint,
+        condition=condition,
     )
     return AttemptPlan(run_id=run_id, item=item, scenario=scenario, scenario_dir=Path(session_dir) / item.dir_name,
                        options=options, settings=settings)

@@ -24,11 +24,14 @@ def _or_none(read: Callable[[], T]) -> T | None:
         return None
 
 
-def recorded_keys(*, run_id: int) -> set[tuple[str, int]] | None:
-    """``(scenario_name, trial)`` of every result row of the run."""
-    return _or_none(lambda: set(ScenarioResult.objects.filter(run_id=run_id).values_list("scenario_name", "trial")))
+def recorded_keys(*, run_id: int) -> set[tuple[str, int, str]] | None:
+    """``(scenario_name, trial, condition)`` of every result row of the run."""
+    return _or_none(lambda: set(ScenarioResult.objects.filter(run_id=run_id)
+                                .values_list("scenario_name", "trial", "condition")))
 
 
-def result_recorded(*, run_id: int, key: tuple[str, int]) -> bool | None:
-    """Whether the run has a row for ``(scenario_name, trial)``."""
-    return _or_none(lambda: ScenarioResult.objects.filter(run_id=run_id, scenario_name=key[0], trial=key[1]).exists())
+def result_recorded(*, run_id: int, key: tuple[str, int, str]) -> bool | None:
+    """Whether the run has a row for ``(scenario_name, trial, condition)``."""
+    name, trial, condition = key
+    return _or_none(lambda: ScenarioResult.objects.filter(run_id=run_id, scenario_name=name, trial=trial,
+                                                          condition=condition).exists())

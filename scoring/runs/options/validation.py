@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from scoring.runs.options.conditions import conditions_problem, run_conditions
 from scoring.runs.options.limits import Limits
 from scoring.runs.options.redaction import redact_urls_in
 from scoring.runs.options.schema import RunOptions, Spec, flag_of, option_fields
@@ -27,9 +28,12 @@ def validate(options: RunOptions, *, limits: Limits | None = None) -> None:
         raise OptionsError("--fail-on-regression needs --baseline (the run to compare with)")
     if options.concurrency > 1 and (options.agent_url or options.user_url):
         raise OptionsError("--concurrency > 1 cannot be used with --agent-url/--user-url (single-client bot servers)")
-    attempts = selected_count(options) * options.trials
+    problem = conditions_problem(options.conditions, modality=options.modality, user_url=options.user_url)
+    if problem:
+        raise OptionsError(problem)
+    attempts = selected_count(options) * options.trials * max(1, len(run_conditions(options.conditions)))
     if attempts > limits.attempts:
-        raise OptionsError(f"the run would start {attempts} attempts (scenarios × --trials), more than the "
+        raise OptionsError(f"the run would start {attempts} attempts (scenarios × --trials × --conditions), more than the "
                            f"limit of {limits.attempts}")
     _check_model_slots(options)
 
