@@ -120,7 +120,7 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def _speech(tts: Optional[str], stt: Optional[str], speaker: Optional[SpeakerSettings]) -> SpeechFactories:
+def _speech(tts: Optional[str], stt: Optional[str], speaker: Optional[SpeakerSettings] = None) -> SpeechFactories:
     from voice.speech.registry import make_passenger_tts, make_stt, make_tts, make_vad
 
     def voice() -> object:

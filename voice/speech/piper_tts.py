@@ -27,11 +27,26 @@ def bundled_voice_dir() -> Path:
     return directory
 
 
+SYNTHESIS_THREADS = 2
+"""onnxruntime threads per synthesis, which never spin. Why: the default pool busy-waits between
+operators, CPU that other calls on a loaded machine need (bench/call_profile.py); two threads
+without spinning synthesise the same bytes as fast here. One thread saves more CPU but takes
+1.6 times as long to the first audio, which the caller hears as a slower agent."""
+
+
 @functools.lru_cache(maxsize=4)
 def _loaded_voice(model_path: str):
+    import dataclasses
+
+    import onnxruntime
     from piper import PiperVoice
 
-    return PiperVoice.load(model_path)
+    voice = PiperVoice.load(model_path)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = SYNTHESIS_THREADS, 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = onnxruntime.InferenceSession(model_path, sess_options=options, providers=["CPUExecutionProvider"])
+    return dataclasses.replace(voice, session=session)
 
 
 class PacedVoice:
