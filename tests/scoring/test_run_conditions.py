@@ -83,7 +83,8 @@ def test_the_queue_runs_every_scenario_under_each_condition_and_plans_what_it_he
     phone = plans["phone-loss5"].settings
     assert phone.user.speaker is None
     heard = phone.condition.audio_conditions(stream="a")
-    assert set(heard) == {"agent"} and isinstance(heard["agent"], PhoneLine)  # the passenger's line, as the agent hears it
+    # The passenger's line, as the agent hears it.
+    assert set(heard) == {"agent"} and isinstance(heard["agent"], PhoneLine)
     assert heard["agent"] is not phone.condition.audio_conditions(stream="a")["agent"]  # fresh per attempt
     rate = plans["rate-1.3"].settings
     assert rate.user.speaker.rate == 1.3 and rate.condition.audio_conditions() == {}

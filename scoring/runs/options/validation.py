@@ -33,8 +33,8 @@ def validate(options: RunOptions, *, limits: Limits | None = None) -> None:
         raise OptionsError(problem)
     attempts = selected_count(options) * options.trials * max(1, len(run_conditions(options.conditions)))
     if attempts > limits.attempts:
-        raise OptionsError(f"the run would start {attempts} attempts (scenarios × --trials × --conditions), more than the "
-                           f"limit of {limits.attempts}")
+        raise OptionsError(f"the run would start {attempts} attempts (scenarios × --trials × --conditions), "
+                           f"more than the limit of {limits.attempts}")
     _check_model_slots(options)
 
 
