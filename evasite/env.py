@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 
@@ -40,23 +41,40 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 def secret_key_from_file(path: str) -> str:
     """The key stored at ``path``, generated (and written owner-only) the first time, so a fresh
-    install never runs on a published default key and restarts keep sessions valid."""
-    from pathlib import Path
+    install never runs on a published default key and restarts keep sessions valid.
 
+    Several processes may start at once on a fresh install (``scripts/serve.sh``'s workers): the
+    key is written to a private file and linked into place, which fails for all but the first,
+    and those then use the key it wrote; otherwise each would sign sessions with its own key."""
     from django.core.management.utils import get_random_secret_key
 
     file = Path(path)
-    if file.is_file():
-        stored = file.read_text().strip()
-        if stored:
-            return stored
+    stored = _stored_key(file)
+    if stored:
+        return stored
     file.parent.mkdir(parents=True, exist_ok=True)
     key = get_random_secret_key()
-    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # a file that already existed (empty) keeps its mode otherwise
+    draft = file.with_name(f".{file.name}.{os.getpid()}.new")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # a leftover draft keeps its mode otherwise
     with os.fdopen(fd, "w") as handle:
         handle.write(key + "\n")
+    try:
+        os.link(draft, file)  # atomic: the whole key appears at once, or not at all
+    except FileExistsError:
+        stored = _stored_key(file)
+        if stored:
+            return stored  # another process was first: everyone signs with its key
+        os.replace(draft, file)  # an empty file left behind: ours takes its place
+    except OSError:
+        os.replace(draft, file)  # a filesystem without hard links: the last writer wins
+    finally:
+        draft.unlink(missing_ok=True)
     return key
+
+
+def _stored_key(file: Path) -> str:
+    return file.read_text().strip() if file.is_file() else ""
 
 
 def redis_channel_host(url: str) -> dict[str, Any]:

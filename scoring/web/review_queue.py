@@ -35,11 +35,11 @@ def result_neighbours(result: ScenarioResult) -> Neighbours:
     order = list(ScenarioResult.objects.filter(run_id=result.run_id)
                  .order_by("position", "trial", "pk").values_list("pk", flat=True))
     index = order.index(result.pk)
-    queue = [pk for pk in review_queue(result.run_id) if pk != result.pk]
+    full = review_queue(result.run_id)  # once: every result page asks
+    queue = [pk for pk in full if pk != result.pk]
     # The queue continues after this result when it is in it, so "next" never loops back early.
     after = queue
     if not result.reviewed:
-        full = review_queue(result.run_id)
         place = full.index(result.pk)
         after = full[place + 1:] + full[:place]
     return Neighbours(

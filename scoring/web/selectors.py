@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.db.models import F, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from scenarios import data_root
 from scenarios.models import Scenario
@@ -81,6 +81,17 @@ def run_list() -> QuerySet[Run]:
 def run_get(pk: int) -> Run | None:
     """One run (with ``success_pct``), or None."""
     return _with_percent(Run.objects.filter(pk=pk)).first()
+
+
+RUN_CHOICES = 500
+
+
+def run_choices() -> QuerySet[Run]:
+    """The newest runs for a run picker (the compare page's A and B), newest first, loading only
+    what a choice shows: with 400 runs, decoding every run's flags, summary and gate took 24 of
+    a compare page's 58 ms."""
+    return Run.objects.only("pk", "name", "timestamp", "agent_model", "modality").order_by(
+        "-started_at", "-pk")[:RUN_CHOICES]
 
 
 def run_results(run: Run) -> QuerySet[ScenarioResult]:
@@ -321,14 +332,16 @@ def run_failing_count(run: Run) -> int:
 
 
 def run_review_counts(run: Run) -> dict[str, int]:
-    """Reviewed results and their verdicts, for the run page."""
-    results = run.results.all()
-    return {
-        "reviewed": results.filter(reviewed=True).count(),
-        "agrees": results.filter(reviewed=True, review_verdict=ScenarioResult.ReviewVerdict.AGREES).count(),
-        "disagrees": results.filter(reviewed=True, review_verdict=ScenarioResult.ReviewVerdict.DISAGREES).count(),
-        "total": results.count(),
-    }
+    """Reviewed results and their verdicts, for the run page (one query: the page is read far
+    more often than it is reviewed)."""
+    reviewed = Q(reviewed=True)
+    counts = run.results.aggregate(  # aliases must not shadow the ``reviewed`` field
+        n_reviewed=Count("pk", filter=reviewed),
+        n_agrees=Count("pk", filter=reviewed & Q(review_verdict=ScenarioResult.ReviewVerdict.AGREES)),
+        n_disagrees=Count("pk", filter=reviewed & Q(review_verdict=ScenarioResult.ReviewVerdict.DISAGREES)),
+        n_total=Count("pk"),
+    )
+    return {name: counts[f"n_{name}"] for name in ("reviewed", "agrees", "disagrees", "total")}
 
 
 def _eva_id_of(name: str) -> str:

@@ -219,7 +219,7 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         older, newer = sorted(ticked)
         return redirect(f"{reverse('scoring:run_compare')}?a={older}&b={newer}")
     a_id, b_id = _run_id(request.GET.get("a", "")), _run_id(request.GET.get("b", ""))
-    context: dict[str, Any] = {"runs": selectors.run_list()[:500], "a": None, "b": None,
+    context: dict[str, Any] = {"runs": selectors.run_choices(), "a": None, "b": None,
                                "flips_only": request.GET.get("flips") == "1"}
     if a_id:
         context["a"] = _run_or_404(a_id)

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from evasite.env import secret_key_from_file
+
 REPO = Path(__file__).resolve().parents[2]
 PROBE = (
     "import json, django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'evasite.settings'); django.setup();"
@@ -70,6 +74,23 @@ def test_secret_key_comes_from_the_environment_else_one_generated_file(tmp_path:
     assert oct(key_file.stat().st_mode & 0o777) == "0o600"
     assert _security(tmp_path)["key"] == first  # generated once, then reused
     assert _security(tmp_path, DJANGO_SECRET_KEY="from-the-environment")["key"] == "from-the-environment"
+
+
+def test_processes_starting_together_on_a_fresh_install_share_one_key(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # scripts/serve.sh starts its workers at once: each one keeping the key it generated would
+    # sign sessions the others cannot read (a logged-in user logged out on every other request).
+    # Here a sibling process writes its key while this one is generating its own.
+    key_file = tmp_path / "secret_key"
+
+    def sibling_first() -> str:
+        key_file.write_text("the-sibling-was-first\n")
+        return "this-process-key"
+
+    monkeypatch.setattr("django.core.management.utils.get_random_secret_key", sibling_first)
+    assert secret_key_from_file(str(key_file)) == "the-sibling-was-first"
+    assert key_file.read_text().strip() == "the-sibling-was-first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["secret_key"]  # no draft left behind
 
 
 def test_every_request_passes_the_login_and_static_middleware(tmp_path: Path) -> None:
