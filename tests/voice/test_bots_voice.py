@@ -17,9 +17,10 @@ from scenarios.voice_prompts import SPELLING_WORD_LETTERS
 from scoring.core.canonical import db_hash
 from voice.bots.brain import BrainConfig
 from voice.bots.factory import build_brain
-from voice.bots.models.base import BuiltinLLMService, tool_exchanges
+from voice.bots.models.base import BuiltinLLMService, message_text, tool_exchanges
 from voice.bots.models.heard_identity import parse_confirmation
-from voice.bots.models.listening import GIVE_UP, MAX_IDENTITY_REQUESTS, MAX_LOOKUPS, REASK_MARKER, requests_made
+from voice.bots.models.listening import (GIVE_UP, MAX_IDENTITY_REQUESTS, MAX_LOOKUPS, NO_DEAL, OFFER_MARKER,
+                                         REASK_MARKER, accepted, requests_made)
 from voice.bots.models.scripted import ScriptedPassengerPolicy
 from voice.bots.pipeline import PipecatBrain
 from voice.protocol.channel import AudioChunk
@@ -141,6 +142,21 @@ def parsed_codes_before(messages: list[dict], lookup) -> set[str]:
     return codes - {""}
 
 
+def _answers_to(messages: list[dict], marker: str) -> list[str]:
+    """What the agent heard after each of its turns that said ``marker``, up to its next reply."""
+    answers = []
+    for index, message in enumerate(messages):
+        if message.get("role") == "assistant" and marker in message_text(message):
+            parts = []
+            for later in messages[index + 1:]:
+                if later.get("role") == "assistant" and message_text(later).strip():
+                    break
+                if later.get("role") == "user":
+                    parts.append(message_text(later))
+            answers.append(" ".join(parts))
+    return answers
+
+
 @pytest.mark.slow
 async def test_voice_listening_agent_acts_on_what_it_heard():
     load_all()
@@ -158,9 +174,11 @@ async def test_voice_listening_agent_acts_on_what_it_heard():
     assert not silent_contexts, silent_contexts
 
     # What was done follows from what was heard: each lookup used a code parsed from the caller's
-    # turns before it, and the booking is either found and changed, or the agent used every try
-    # it has on what it misheard and changed nothing. (How often Whisper hears the spelling right
-    # is a rate over many calls: test_run_eval_voice and bench/speech_selftest.py.)
+    # turns before it; the booking is either found and then changed exactly as the gold, or left
+    # as it was because no answer the agent heard to its offer was a yes; or the agent used every
+    # try it has on what it misheard and changed nothing. (How often Whisper hears the spelling
+    # right, and the passenger the offer, is a rate over many calls: test_run_eval_voice and
+    # bench/speech_selftest.py.)
     messages = [m for m in relay.exit_context if isinstance(m, dict)]
     lookups = [x for x in tool_exchanges(messages) if x.name == "get_reservation"]
     assert lookups, f"no lookup; the agent heard {relay.heard('agent')}"
@@ -174,6 +192,11 @@ async def test_voice_listening_agent_acts_on_what_it_heard():
         assert lookups.index(found[0]) == len(failed), "no lookup after the booking was found"
         assert found[0].arguments["confirmation_number"] == "ZK3FFW"
         assert found[0].arguments["last_name"].lower() == "rodriguez"
+        if db_hash(agent_state["db"]) == db_hash(initial_db("1.1.2")):
+            answers = _answers_to(messages, OFFER_MARKER)
+            assert answers and not any(accepted(a) for a in answers), answers
+            assert NO_DEAL.split(".")[0] in said
+            return
         assert db_hash(agent_state["db"]) == db_hash(scenario.expected_scenario_db)
         # The read-back spells the new flight, and the agent->user direction carried it: the
         # passenger transcribed speech that began after the read-back did (what it heard is a rate).
@@ -221,9 +244,13 @@ async def test_voice_agent_asks_again_and_changes_nothing_for_a_code_it_cannot_f
     messages = [m for m in relay.exit_context if isinstance(m, dict)]
     exchanges = tool_exchanges(messages)
     lookups = [x for x in exchanges if x.name == "get_reservation"]
-    assert len(lookups) >= 2 and not any(x.succeeded for x in lookups)
+    assert lookups and not any(x.succeeded for x in lookups)
     assert all(x.name in ("get_reservation", "end_conversation") for x in exchanges), "no write was attempted"
-    said = " ".join(relay.said("agent"))  # TTS text arrives sentence by sentence
+    said_turns = relay.said("agent")
+    said = " ".join(said_turns)  # TTS text arrives sentence by sentence
+    # It gave up after its last lookup, or after asking as often as it may (when what it heard
+    # next did not parse as a code).
+    assert len(lookups) == MAX_LOOKUPS or requests_made(said_turns) >= MAX_IDENTITY_REQUESTS, said_turns
     assert said.count(REASK_MARKER) >= 1
     assert GIVE_UP.split(".")[0] in said
     # The caller's second spelling used a word per letter, and the agent heard words of it.
