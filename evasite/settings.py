@@ -3,6 +3,7 @@ SQLite (WAL) and the in-memory channel layer unless DATABASE_URL / REDIS_URL say
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from evasite.env import env_bool, env_int, env_list, env_str, redis_channel_host, secret_key_from_file
@@ -58,8 +59,13 @@ EMAIL_USE_TLS = env_bool("EVASITE_EMAIL_TLS", True)
 DEFAULT_FROM_EMAIL = env_str("EVASITE_EMAIL_FROM", "evasite@localhost")
 EVASITE_PASSWORD_RESET = bool(EMAIL_HOST)
 
+# daphne's app only turns ``manage.py runserver`` into its ASGI server. Importing it installs
+# Twisted's reactor (0.6 s of imports) in every process, run_eval, Celery workers and the
+# tests' helpers included, and the site itself is served by the daphne command, not the app.
+_RUNSERVER = sys.argv[1:2] == ["runserver"]
+
 INSTALLED_APPS = [
-    "daphne",
+    *(["daphne"] if _RUNSERVER else []),
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

@@ -17,6 +17,7 @@ from junitparser import JUnitXml
 
 from scenarios.data_root import get_eval_data_root
 from tests.services import free_port
+from tests.sqlite_template import migrated_sqlite
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "ci.md"
@@ -63,9 +64,7 @@ def workspace(tmp_path: Path):
     (ws / "evasite").symlink_to(REPO)
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3"), "EVAL_DATA_ROOT": str(get_eval_data_root())}
     env.pop("GITHUB_STEP_SUMMARY", None)
-    migrated = subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=300)
-    assert migrated.returncode == 0, migrated.stderr
+    migrated_sqlite(tmp_path / "db.sqlite3")
     yield ws, env
     pid_file = ws / "agent.pid"
     if pid_file.exists():  # the workflow's background agent, by the pid it recorded

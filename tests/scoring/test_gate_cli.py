@@ -13,6 +13,7 @@ import pytest
 from junitparser import JUnitXml
 
 from tests.manage_cli import REPO, manage, manage_side_by_side
+from tests.sqlite_template import migrated_sqlite
 
 FIVE = ["eva_airline__voluntary_date_change", "eva_airline__1_1_3", "eva_airline__2_1_2",
         "eva_airline__3_1_5", "eva_airline__4_2_5"]
@@ -22,8 +23,7 @@ FIVE = ["eva_airline__voluntary_date_change", "eva_airline__1_1_3", "eva_airline
 def env(tmp_path: Path) -> dict[str, str]:
     values = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
     values.pop("GITHUB_STEP_SUMMARY", None)
-    migrated = manage("migrate", "-v", "0", env=values)
-    assert migrated.returncode == 0, migrated.stderr
+    migrated_sqlite(tmp_path / "db.sqlite3")
     return values
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,11 +15,12 @@ from channels_redis.core import RedisChannelLayer
 from evasite.env import redis_channel_host
 
 from tests.services import REPO, redis_url  # noqa: F401 (fixture)
+from tests.sqlite_template import migrated_sqlite
 
 
 async def test_cli_run_is_live_for_a_watcher_in_another_process(tmp_path: Path, redis_url: str) -> None:
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3"), "REDIS_URL": redis_url}
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env, check=True, timeout=120)
+    migrated_sqlite(tmp_path / "db.sqlite3")
     layer = RedisChannelLayer(hosts=[redis_channel_host(redis_url)])  # as the site's settings build it
     channel = await layer.new_channel()
     await layer.group_add("run_1", channel)  # the first run of a fresh database

@@ -24,6 +24,7 @@ from scoring.runs.options import (
     validate,
 )
 from scoring.runs.options.resume_defaults import adopt_recorded
+from tests.sqlite_template import migrated_sqlite
 from voice.bots.models.catalogue import DEFAULT_MODEL, builtin_names
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,8 +110,7 @@ def test_cli_resume_alone_keeps_the_modality_selection_and_concurrency(tmp_path:
     """The issue's case: a text run at --concurrency 2 resumed with `--resume TS` alone must not
     run the rest in voice at concurrency 1."""
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
-    assert subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env,
-                          timeout=300).returncode == 0
+    migrated_sqlite(tmp_path / "db.sqlite3")
     names = ["eva_airline__1_1_3", "eva_airline__1_1_4"]
     first = _run_eval("--output-dir", str(tmp_path), "--modality", "text", "--concurrency", "2",
                       "--agent-model", "gold-replay", "--scenarios", *names, env=env)

@@ -20,6 +20,7 @@ from scoring.runs.options import RunOptions
 from scoring.runs.runner import RunError, run_evaluation
 from tests.manage_cli import manage, manage_side_by_side
 from tests.services import free_port
+from tests.sqlite_template import migrated_sqlite
 
 REPO = Path(__file__).resolve().parents[2]
 NO_WRITE = {"eva_airline__5_2_5", "eva_airline__7_1_1", "eva_airline__7_2_2", "eva_airline__7_2_8",
@@ -95,8 +96,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
 def test_unreachable_endpoints_and_data_root_exit_1_with_one_line(tmp_path: Path) -> None:
     """Checked before the first scenario: no traceback, no 0% run, the URL named (issue 11 #3)."""
-    env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
-    assert manage("migrate", "-v", "0", env=env).returncode == 0
+    env = {**os.environ, "EVASITE_SQLITE_PATH": str(migrated_sqlite(tmp_path / "db.sqlite3"))}
     ws_url, llm_url = f"ws://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}/v1"
     cases = (
         (["--agent-url", ws_url], {}, f"--agent-url {ws_url}: cannot reach the agent bot (connection refused)"),
@@ -127,8 +127,7 @@ def test_sigkilled_run_resumes_without_loss_or_double_count(tmp_path: Path) -> N
              "eva_airline__2_1_2", "eva_airline__2_1_6", "eva_airline__3_1_5", "eva_airline__4_2_5",
              "eva_airline__5_1_3", "eva_airline__5_2_5", "eva_airline__6_1_1", "eva_airline__escalation_edge_case",
              "eva_airline__7_4_1"]
-    env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3")}
-    assert manage("migrate", "-v", "0", env=env).returncode == 0
+    env = {**os.environ, "EVASITE_SQLITE_PATH": str(migrated_sqlite(tmp_path / "db.sqlite3"))}
     common = ["run_eval", "--modality", "text", "--scenarios", *names]
 
     reference = manage(*common, "--output-dir", str(tmp_path / "reference"), env=env)

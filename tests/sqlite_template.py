@@ -1,0 +1,67 @@
+"""Fresh SQLite databases for tests, copied from templates that each test process builds once.
+
+A ``manage.py migrate`` is a Django process costing about 5 CPU seconds on the 2-core machine, and
+the suite wants dozens of fresh databases (CLI runs, live sites); a copy of a migrated file is a
+millisecond and the same schema, since the templates are built by this checkout's migrations
+at the start of every session. Tests that test ``migrate`` itself (file modes, PostgreSQL) still
+run it."""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+_PRELUDE = ("import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'evasite.settings'); django.setup()\n"
+            "from django.core.management import call_command\n"
+            "call_command('migrate', interactive=False, verbosity=0)\n")
+_SITE = ("call_command('load_scenarios')\n"
+         "from django.contrib.auth import get_user_model\n"
+         "get_user_model().objects.create_user({username!r}, password={password!r})\n")
+_CLOSE = "from django.db import connections; connections.close_all()\n"  # the last close checkpoints the WAL
+
+_templates: dict[tuple[str, ...], Path] = {}
+
+
+def _template(kind: str, *user: str) -> Path:
+    key = (kind, *user)
+    if key not in _templates:
+        directory = Path(tempfile.mkdtemp(prefix=f"evasite-{kind}-template-"))
+        atexit.register(shutil.rmtree, directory, True)
+        path = directory / "db.sqlite3"
+        env = {**os.environ, "EVASITE_SQLITE_PATH": str(path),
+               "EVASITE_SECRET_KEY_FILE": str(directory / "secret_key.txt")}
+        env.pop("DATABASE_URL", None)
+        code = _PRELUDE + (_SITE.format(username=user[0], password=user[1]) if user else "") + _CLOSE
+        done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=300)
+        if done.returncode != 0:
+            raise RuntimeError(f"building the {kind} database template failed:\n{done.stderr[-3000:]}")
+        _templates[key] = path
+    return _templates[key]
+
+
+def _copy(template: Path, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal"):
+        source = template.with_name(template.name + suffix)
+        if source.exists():
+            shutil.copyfile(source, path.with_name(path.name + suffix))
+            os.chmod(path.with_name(path.name + suffix), 0o600)
+    return path
+
+
+def migrated_sqlite(path: Path) -> Path:
+    """A new database at ``path`` with every migration applied and nothing else."""
+    return _copy(_template("schema"), path)
+
+
+def site_sqlite(path: Path, username: str, password: str) -> Path:
+    """A new database at ``path`` as a live site needs it: migrated, the scenario catalogue
+    mirrored from this environment's data root, and one user."""
+    return _copy(_template("site", username, password), path)
