@@ -182,7 +182,9 @@ async def test_in_voice_the_agent_hears_the_phone_line_and_the_page_shows_each_c
         tmp_path: Path, settings, client, django_user_model) -> None:
     settings.EVASITE_STT = "whisper"
     options = RunOptions(scenarios=["eva_airline__voluntary_date_change"], conditions="clean,phone",
-                         concurrency=2, duration=40, max_auto_retries=0, output_dir=str(tmp_path))
+                         concurrency=2, duration=40, max_auto_retries=2, output_dir=str(tmp_path))
+    # Retries as a run makes them: on a loaded machine a bot's setup can outlast the 15 s request
+    # timeout, which the harness answers by running the attempt again.
     report = await run_evaluation(options)
     by_condition = {m["condition"]: m for m in report.metrics}
     assert set(by_condition) == {"clean", "phone"}
