@@ -94,17 +94,12 @@ class LiveSite:
         return done.stdout
 
     def prepare(self) -> None:
-        """Schema, scenario mirror and the test user: a copy of the template database unless the
-        site has its own data root or database, then built in one process (each start costs seconds)."""
+        """Schema, scenario mirror and the test user: a copy of this test process's template
+        database (building one costs a Django process of seconds)."""
+        own = {"EVAL_DATA_ROOT", "DATABASE_URL", "EVASITE_SQLITE_PATH"} & set(self.extra_env)
+        assert not own, f"the template database has this environment's data root and a SQLite file, not {own}"
         self.root.mkdir(parents=True, exist_ok=True)
-        if not {"EVAL_DATA_ROOT", "DATABASE_URL", "EVASITE_SQLITE_PATH"} & set(self.extra_env):
-            site_sqlite(self.db_path, USERNAME, PASSWORD)  # the same, copied from this process's template
-            return
-        self.python("from django.core.management import call_command\n"
-                    "call_command('migrate', interactive=False, verbosity=0)\n"
-                    "call_command('load_scenarios')\n"
-                    "from django.contrib.auth import get_user_model\n"
-                    f"get_user_model().objects.create_user({USERNAME!r}, password={PASSWORD!r})", timeout=300)
+        site_sqlite(self.db_path, USERNAME, PASSWORD)
 
     def start(self, timeout: float = 60) -> str:
         log = open(self.log_path, "a")
