@@ -211,14 +211,14 @@ async def test_voice_listening_agent_acts_on_what_it_heard():
             answers = _answers_to(messages, OFFER_MARKER)
             assert answers and not any(accepted(a) for a in answers), answers
             assert NO_DEAL.split(".")[0] in said
-            return
-        assert db_hash(agent_state["db"]) == db_hash(scenario.expected_scenario_db)
-        # The read-back spells the new flight, and the agent->user direction carried it: the
-        # passenger transcribed speech that began after the read-back did (what it heard is a rate).
-        assert "S, K, seven, zero, three" in said
-        readback = relay.said_at("agent", "S, K, seven, zero, three")
-        assert any(t > readback and item.get("type") == "user-transcription" and item["data"]["text"].strip()
-                   for t, item in relay.events["user"] if isinstance(item, dict)), relay.heard("user")
+        else:
+            assert db_hash(agent_state["db"]) == db_hash(scenario.expected_scenario_db)
+            # The read-back spells the new flight, and the agent->user direction carried it: the
+            # passenger transcribed speech that began after the read-back did (what it heard is a rate).
+            assert "S, K, seven, zero, three" in said
+            readback = relay.said_at("agent", "S, K, seven, zero, three")
+            assert any(t > readback and item.get("type") == "user-transcription" and item["data"]["text"].strip()
+                       for t, item in relay.events["user"] if isinstance(item, dict)), relay.heard("user")
     else:
         assert len(failed) == MAX_LOOKUPS or requests_made(_replies(messages)) >= MAX_IDENTITY_REQUESTS, said_turns
         assert GIVE_UP.split(".")[0] in said
