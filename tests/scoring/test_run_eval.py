@@ -111,7 +111,7 @@ def test_unreachable_endpoints_and_data_root_exit_1_with_one_line(tmp_path: Path
         errors = [line for line in proc.stderr.splitlines() if line.startswith("run_eval: error: ")]
         assert errors == [f"run_eval: error: {message}"] or (len(errors) == 1 and message in errors[0]), proc.stderr
         assert "Traceback" not in proc.stderr and "CommandError" not in proc.stderr
-        assert elapsed < 30
+        assert elapsed < 90  # refused at once, not after a connect timeout (the start-up alone is seconds here)
     assert not list(tmp_path.glob("eval_*")), "nothing was run"
 
 

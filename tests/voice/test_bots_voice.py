@@ -208,9 +208,11 @@ async def test_voice_listening_agent_acts_on_what_it_heard():
         assert found[0].arguments["confirmation_number"] == "ZK3FFW"
         assert found[0].arguments["last_name"].lower() == "rodriguez"
         if db_hash(agent_state["db"]) == db_hash(initial_db("1.1.2")):
+            # Unchanged: no answer it heard to an offer was a yes (the call may also have ended
+            # before any offer, when what the caller said next was misheard).
             answers = _answers_to(messages, OFFER_MARKER)
-            assert answers and not any(accepted(a) for a in answers), answers
-            assert NO_DEAL.split(".")[0] in said
+            assert not any(accepted(a) for a in answers), answers
+            assert not answers or NO_DEAL.split(".")[0] in said
         else:
             assert db_hash(agent_state["db"]) == db_hash(scenario.expected_scenario_db)
             # The read-back spells the new flight, and the agent->user direction carried it: the
