@@ -193,6 +193,15 @@ async def test_rejected_prompt_is_a_setup_error(transport):
                    inputs=replace(INPUTS, agent_prompt=""))
 
 
+async def test_a_bot_still_loading_its_models_gets_the_reset_timeout_not_the_request_timeout(transport):
+    slow = DoubleOptions(script=AGENT, start_delay=1.5)  # longer than bot-ready's and the requests' waits
+    config = _config(request_timeout=0.5, handshake_timeout=0.2, reset_timeout=3.0, inactivity_timeout=4.0)
+    outcome = await _run(transport, slow, DoubleOptions(script=USER), config)
+    assert outcome.stop_reason == "[EXIT]"
+    with pytest.raises(SessionSetupError, match="reset timed out after 0.5 s"):
+        await _run(transport, slow, DoubleOptions(script=USER), replace(config, reset_timeout=0.5))
+
+
 async def test_failed_seeding_is_a_setup_error(transport, tmp_path, monkeypatch):
     monkeypatch.setenv("EVAL_DATA_ROOT", str(tmp_path))
     with pytest.raises(SessionSetupError, match="apply_initialization"):

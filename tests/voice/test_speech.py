@@ -74,6 +74,52 @@ async def test_silero_vad_detects_piper_speech(piper_phrase):
     assert states[-1] == VADState.QUIET
 
 
+def _speaking_spans(states: list, step_secs: float) -> list[tuple[float, float]]:
+    from pipecat.audio.vad.vad_analyzer import VADState
+
+    spans: list[tuple[float, float]] = []
+    for index, state in enumerate(states):
+        talking = state in (VADState.SPEAKING, VADState.STOPPING)
+        if talking and (not spans or spans[-1][1] >= 0):
+            spans.append((index * step_secs, -1.0))
+        elif not talking and spans and spans[-1][1] < 0:
+            spans[-1] = (spans[-1][0], index * step_secs)
+    return spans
+
+
+async def test_vad_skips_settled_digital_silence_and_hears_what_pipecats_silero_hears(piper_phrase):
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+    from pipecat.audio.vad.vad_analyzer import VADParams
+
+    from voice.speech.vad import SILENCE_SETTLE_WINDOWS, STOP_SECS, make_vad_analyzer
+
+    pcm, rate = piper_phrase
+    speech = resample(pcm, rate, 16000)
+    gaps = [3.0, 1.0, 6.0]  # seconds of the bridge's digital silence between three turns
+    audio = bytes(16000) + b"".join(speech + bytes(int(g * 32000)) for g in gaps)
+    ours, plain = make_vad_analyzer(16000), SileroVADAnalyzer(sample_rate=16000, params=VADParams(stop_secs=STOP_SECS))
+    scored = []
+    model = ours._model
+    ours._model = lambda samples, sr: scored.append(len(samples)) or model(samples, sr)
+    ours._model.reset_states = model.reset_states
+    step = 640  # the bridge's 20 ms frames
+    heard: dict[str, list] = {"ours": [], "plain": []}
+    for vad, name in ((ours, "ours"), (plain, "plain")):
+        vad.set_sample_rate(16000)
+        for offset in range(0, len(audio) - step + 1, step):
+            heard[name].append(await vad.analyze_audio(audio[offset: offset + step]))
+    spans = {name: _speaking_spans(states, 0.02) for name, states in heard.items()}
+    assert len(spans["ours"]) == len(spans["plain"]) == 3, spans
+    for (start, stop), (plain_start, plain_stop) in zip(spans["ours"], spans["plain"]):
+        assert abs(start - plain_start) <= 0.1 and abs(stop - plain_stop) <= 0.1, spans
+    # Every settled window of silence went unscored: the 0.5 s before the first turn is scored
+    # whole, each gap only for its first SILENCE_SETTLE_WINDOWS (plus windows straddling speech).
+    windows = len(audio) // 1024
+    settled = sum(int(g * 16000) // 512 - SILENCE_SETTLE_WINDOWS - 1 for g in gaps)
+    assert len(scored) <= windows - settled, (len(scored), windows, settled)
+    assert len(scored) >= windows - sum(int(g * 16000) // 512 for g in gaps) - 1
+
+
 def test_registry_names_and_errors():
     with pytest.raises(ValueError, match="unknown TTS"):
         registry.make_tts("nope")

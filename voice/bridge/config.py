@@ -34,6 +34,9 @@ class BridgeConfig:
     grace: float = 1.0
     """Draining time after the duration elapsed before the loops end."""
     request_timeout: float = 15.0
+    reset_timeout: float = 60.0
+    """For ``reset``, the first request (harness.md gives it no bracket): a built-in bot loads its
+    speech models as its connection opens, which on a loaded machine outlasts 15 s."""
     handshake_timeout: float = 5.0
     include_db_agent: bool = True
     """Ask the agent's summary for its final DB (this project; upstream sends false)."""

@@ -58,7 +58,7 @@ async def prepare_bots(
     timeout = config.request_timeout
     try:
         for side in order:
-            if await request(channels[side], "reset", {}, side=side, timeout=timeout) is not True:
+            if await request(channels[side], "reset", {}, side=side, timeout=config.reset_timeout) is not True:
                 log(f"WARNING: {side} bot reported reset failure")
         for side in order:
             prompt, tools = (

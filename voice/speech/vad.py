@@ -10,24 +10,56 @@ STOP_SECS = 0.4
 AUDIO_IDLE_TIMEOUT_SECS = 5.0
 
 
+SILENCE_SETTLE_WINDOWS = 16
+"""Model windows of digital silence (all-zero samples: what the bridge streams while nobody
+speaks) that Silero still scores before its state is reset and it is skipped, about 0.5 s."""
+
+
+def _all_zero(buffer: bytes | bytearray) -> bool:
+    return buffer.count(0) == len(buffer)
+
+
 def make_vad_analyzer(sample_rate: int = 16000, *, stop_secs: float = STOP_SECS):
     from pipecat.audio.vad.silero import SileroVADAnalyzer
     from pipecat.audio.vad.vad_analyzer import VADParams, VADState
 
     class BufferingSileroVAD(SileroVADAnalyzer):
-        """Silero that goes to its thread only when a model window is complete.
+        """Silero that goes to its thread only when a model window is complete, and not at all
+        for a window of digital silence once the silence has settled.
 
         Why: pipecat hands every 16 ms frame to a worker thread, though Silero's window is
         32 ms, so every other hand-off only appends to a buffer; the hand-offs cost more CPU
         than the model (bench/call_profile.py). The append now happens here, on the loop;
-        the model still runs off it, so the states are exactly pipecat's. Relies on
-        pipecat 1.14's ``_vad_buffer`` / ``_vad_frames_num_bytes`` (pinned)."""
+        the model still runs off it, so the states are exactly pipecat's. More than half of
+        a call's windows are the bridge's digital silence, where the model can only say 0:
+        after ``SILENCE_SETTLE_WINDOWS`` of them it is reset (the state a long silence leaves
+        it in) and those windows are scored 0 on the loop, without the model or the thread.
+        Relies on pipecat 1.14's ``_vad_buffer`` / ``_vad_frames_num_bytes`` /
+        ``_run_analyzer`` (pinned)."""
+
+        def __init__(self, **kwargs) -> None:
+            super().__init__(**kwargs)
+            self._zero_windows = 0
 
         async def analyze_audio(self, buffer: bytes) -> VADState:
             if len(self._vad_buffer) + len(buffer) < self._vad_frames_num_bytes:
                 self._vad_buffer += buffer
                 return self._vad_state
+            if self._zero_windows >= SILENCE_SETTLE_WINDOWS and _all_zero(self._vad_buffer) and _all_zero(buffer):
+                return self._run_analyzer(buffer)  # no model call, so no reason for the thread
             return await super().analyze_audio(buffer)
+
+        def voice_confidence(self, buffer) -> float:
+            if not _all_zero(buffer):
+                self._zero_windows = 0
+                return super().voice_confidence(buffer)
+            self._zero_windows += 1
+            if self._zero_windows < SILENCE_SETTLE_WINDOWS:
+                return super().voice_confidence(buffer)
+            if self._zero_windows == SILENCE_SETTLE_WINDOWS:
+                self._model.reset_states()
+                self._windows_since_reset = 0
+            return 0.0
 
     return BufferingSileroVAD(sample_rate=sample_rate, params=VADParams(stop_secs=stop_secs))
 

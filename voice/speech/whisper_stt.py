@@ -52,6 +52,20 @@ def shared_model(info: WhisperModelInfo) -> Any:
         return _loaded(str(info.directory))
 
 
+WINDOW_PAD_SECS = 3.0
+"""Silence the encoder sees after an utterance. Why not Whisper's 30 s window: a turn here is a
+few seconds, so most of a padded window is zeros that the encoder works through at full cost
+(about three quarters of what it encoded in a call, bench/call_profile.py). Shortened windows
+transcribe the bridge's turns as well; with under a second of padding tiny.en sometimes loops."""
+MAX_TOKENS_PER_SEC = 40
+"""The decode's length limit per second of audio: room for fast, spelled speech with timestamps
+(CTranslate2 counts the limit in beam steps, not tokens), short enough to stop a loop early."""
+COMPRESSION_RATIO_LIMIT = 2.4
+LOGPROB_FLOOR = -1.0
+"""faster-whisper's own thresholds for a repetitive or unsure decode; either sends the utterance
+to the full-window path with its temperature fallback."""
+
+
 def transcribe_pcm(model: Any, pcm: bytes) -> str:
     """Recognise one utterance of 16 kHz s16le mono PCM; '' when nothing was recognised."""
     import numpy as np
@@ -59,14 +73,91 @@ def transcribe_pcm(model: Any, pcm: bytes) -> str:
     audio = np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / 32768.0
     if audio.size < WHISPER_RATE // 10:
         return ""
+    text = _decode_short_window(model, audio)
+    return text if text is not None else _transcribe_full_window(model, audio)
+
+
+def _transcribe_full_window(model: Any, audio: Any) -> str:
     segments, _info = model.transcribe(
         # With timestamps: without them tiny.en often stops after the first sentence of a long
         # spelled answer ("My confirmation number is India." for 10 s of speech).
         audio, language="en", beam_size=BEAM_SIZE, vad_filter=False, condition_on_previous_text=False,
         without_timestamps=False,
     )
-    kept = [s.text for s in segments if not (s.no_speech_prob > NO_SPEECH_PROB and s.avg_logprob < -1.0)]
+    kept = [s.text for s in segments if not (s.no_speech_prob > NO_SPEECH_PROB and s.avg_logprob < LOGPROB_FLOOR)]
     return " ".join(t.strip() for t in kept).strip()
+
+
+@functools.lru_cache(maxsize=2)
+def _decoding(model: Any) -> tuple[Any, list[int], tuple[int, ...]]:
+    """The tokenizer, prompt and suppressed tokens faster-whisper would use for English."""
+    from faster_whisper.tokenizer import Tokenizer
+    from faster_whisper.transcribe import get_suppressed_tokens
+
+    tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en")
+    return tokenizer, list(tokenizer.sot_sequence), get_suppressed_tokens(tokenizer, [-1])
+
+
+MAX_SHORT_WINDOWS = 4
+
+
+def _decode_short_window(model: Any, audio: Any) -> str | None:
+    """faster-whisper's decoding of one utterance (same features, prompt, token rules and seeking
+    past an unfinished segment) over windows just longer than the audio left, not 30 s ones; or
+    None when it is not to be trusted: too long for one window, a loop, a cut-off or unsure decode."""
+    import numpy as np
+    from faster_whisper.transcribe import get_ctranslate2_storage
+
+    extractor = model.feature_extractor
+    features = extractor(audio)
+    content = features.shape[-1] - 1
+    frames_per_sec = extractor.sampling_rate // extractor.hop_length
+    tokenizer, prompt, suppressed = _decoding(model)
+    texts: list[str] = []
+    seek = 0
+    for _ in range(MAX_SHORT_WINDOWS):
+        rest = features[:, seek:content]
+        window = int(np.ceil(rest.shape[-1] / frames_per_sec + WINDOW_PAD_SECS)) * frames_per_sec
+        if window > extractor.nb_max_frames:
+            return None
+        padded = np.zeros((1, features.shape[0], window), dtype=np.float32)
+        padded[0, :, : rest.shape[-1]] = rest
+        limit = len(prompt) + int(MAX_TOKENS_PER_SEC * rest.shape[-1] / frames_per_sec) + 16
+        result = model.model.generate(
+            get_ctranslate2_storage(padded), [prompt], beam_size=BEAM_SIZE, max_length=min(model.max_length, limit),
+            return_scores=True, return_no_speech_prob=True, suppress_blank=True, suppress_tokens=list(suppressed),
+            max_initial_timestamp_index=int(round(1.0 / model.time_precision)),
+        )[0]
+        kept, advance = _finished_part(tokenizer, result)
+        if kept is None:
+            return None
+        texts.append(tokenizer.decode(kept).strip())
+        if not advance:
+            return " ".join(t for t in texts if t).strip()
+        seek += advance
+    return None
+
+
+def _finished_part(tokenizer: Any, result: Any) -> tuple[list[int] | None, int]:
+    """The tokens of one window's decode to keep and how many feature frames they cover when the
+    last segment is unfinished (0: the window is done); None when the decode is not trusted."""
+    from faster_whisper.transcribe import get_compression_ratio
+
+    tokens, first_timestamp = result.sequences_ids[0], tokenizer.timestamp_begin
+    avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
+    if not tokens or (result.no_speech_prob > NO_SPEECH_PROB and avg_logprob < LOGPROB_FLOOR):
+        return [], 0
+    if tokens[-1] < first_timestamp:
+        return None, 0  # cut off by the limit: a complete decode ends on a timestamp
+    if get_compression_ratio(tokenizer.decode(tokens)) > COMPRESSION_RATIO_LIMIT or avg_logprob < LOGPROB_FLOOR:
+        return None, 0
+    pairs = [i for i in range(1, len(tokens)) if tokens[i] >= first_timestamp and tokens[i - 1] >= first_timestamp]
+    single_ending = len(tokens) >= 2 and tokens[-2] < first_timestamp
+    if not pairs or single_ending:
+        return tokens, 0
+    # As faster-whisper: drop the unfinished last segment and go on from where the finished one ended.
+    advance = (tokens[pairs[-1] - 1] - first_timestamp) * 2  # a timestamp step is 2 feature frames
+    return (tokens[: pairs[-1]], advance) if advance > 0 else (None, 0)
 
 
 _DECODE_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="whisper")

@@ -64,6 +64,8 @@ class DoubleOptions:
     """Drop the connection in the middle of this response (0-based)."""
     disconnect_after_exit: bool = False
     """Drop the connection right after sending ``<exit>``."""
+    start_delay: float = 0.0
+    """Take this long to start, as a bot loading its models does when its connection opens."""
     stop_delay: float = 0.0
     """Text: wait this long between sending the utterance and ``bot-stopped-speaking``."""
     malformed_audio: bool = False
@@ -108,6 +110,7 @@ class DoubleBrain:
     # --- Brain protocol ---------------------------------------------------------------------------
 
     async def start(self, emit: Emit) -> None:
+        await asyncio.sleep(self.options.start_delay)
         self._emit = emit
         self._triggers = asyncio.Queue()
         self._tasks = [asyncio.create_task(self._responder())]
