@@ -1,8 +1,9 @@
-"""Template helpers shared by every page: the navigation link that marks the current section, and
-times written so the browser can show them in the reader's own zone and words."""
+"""Template helpers shared by every page: the navigation link that marks the current section,
+times written so the browser can show them in the reader's own zone and words, and numbers."""
 from __future__ import annotations
 
 from datetime import datetime, timezone as dt_timezone
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
 from django import template
@@ -82,3 +83,26 @@ def p_value(value: float | None) -> str:
     """0.03125 -> "0.0312": four places rounded as Python rounds, the way the gate's own report
     (``run_eval --baseline``) prints them, so a page and the reasons beside it agree; "—" for None."""
     return "—" if value is None else f"{value:.4f}"
+
+
+@register.filter(is_safe=True)
+def fixed(value: Any, places: int = 0) -> str:
+    """``value`` rounded half up to ``places`` decimals, as ``floatformat:places`` writes it in this
+    site's locale (en-us, no grouping): "" for what is not a number, no "-0.0".
+
+    Why not floatformat: its localisation lookups per call made it the costliest part of a run
+    page's render (about 200 numbers a page; bench/pages_load.py)."""
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation:
+        try:
+            number = Decimal(str(float(value)))
+        except (ValueError, InvalidOperation, TypeError):
+            return ""
+    sign, digits, exponent = number.as_tuple()
+    if not number.is_finite() or len(digits) + abs(exponent) > 200:
+        return str(value)  # as floatformat: infinities, NaN and huge literals as they came
+    places = int(places)
+    precision = max(28, places + len(digits) + abs(exponent) + 1)
+    rounded = number.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP, Context(prec=precision))
+    return f"{abs(rounded) if not rounded else rounded:f}"

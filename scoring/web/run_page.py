@@ -28,19 +28,20 @@ def run_page_context(run: Run, user: Any) -> dict[str, Any]:
     controls = may_control(user, run.owner_id)
     state = run_state(run, may_control=controls)
     in_flight = selectors.run_in_flight(run) if state.status == Run.Status.RUNNING else []
+    results = list(selectors.run_results(run))
     return {
         "run": run,
         "state": state,
         "labels": run_labels(run),
         "tags": [tag.name for tag in run.tags.all()],
         "flags": selectors.run_flags(run),
-        "signal_counts": selectors.run_signal_counts(run),
-        "rows": selectors.run_result_rows(run),
-        "charts": selectors.run_charts(run),
-        "conditions": selectors.run_condition_figures(run),
+        "signal_counts": selectors.run_signal_counts(results),
+        "rows": selectors.run_result_rows(run, results),
+        "charts": selectors.run_charts(results),
+        "conditions": selectors.run_condition_figures(run, results),
         "summary_figures": selectors.summary_figures(run),
         "review_counts": selectors.run_review_counts(run),
-        "failing_count": selectors.run_failing_count(run),
+        "failing_count": selectors.run_failing_count(results),
         "in_flight": [(name, listen_url(run.pk, name)) for name in in_flight],
         "listen_url_template": listen_url(run.pk, SCENARIO_PLACEHOLDER),
         "scenario_placeholder": SCENARIO_PLACEHOLDER,

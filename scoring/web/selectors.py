@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db.models import Count, F, Q, QuerySet
@@ -105,9 +106,11 @@ class ResultRow:
     label: str  # the scenario directory's name: ``name`` or ``name__trialK``
 
 
-def run_result_rows(run: Run) -> list[ResultRow]:
-    """The results table of a run page, each with the name its directory has."""
-    return [ResultRow(result, _result_dir_name(result, run.trials)) for result in run_results(run)]
+def run_result_rows(run: Run, results: Sequence[ScenarioResult]) -> list[ResultRow]:
+    """The results table of a run page (``results``: ``run_results(run)``, loaded once per page
+    for every figure; decoding each result's metrics is most of a page's database cost), each
+    with the name its directory has."""
+    return [ResultRow(result, _result_dir_name(result, run.trials)) for result in results]
 
 
 def run_flags(run: Run) -> list[tuple[str, str]]:
@@ -145,14 +148,14 @@ def _display_value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def run_signal_counts(run: Run) -> list[dict[str, Any]]:
+def run_signal_counts(results: Iterable[ScenarioResult]) -> list[dict[str, Any]]:
     """Per signal (§11.1 order), how many results put it in each ``success_breakdown`` bucket.
 
     Signals no result mentions are left out, so the table shows only what this run measured.
     """
     counts = {name: dict.fromkeys(_BREAKDOWN_BUCKETS, 0) for name in SIGNAL_NAMES}
-    for metrics in run.results.values_list("metrics", flat=True):
-        breakdown = (metrics or {}).get("success_breakdown") or {}
+    for result in results:
+        breakdown = (result.metrics or {}).get("success_breakdown") or {}
         for bucket in _BREAKDOWN_BUCKETS:
             for name in breakdown.get(bucket) or []:
                 if name in counts:
@@ -326,9 +329,9 @@ def run_snapshot(run_id: int) -> dict[str, Any] | None:
     }
 
 
-def run_failing_count(run: Run) -> int:
+def run_failing_count(results: Iterable[ScenarioResult]) -> int:
     """Finished results that failed (the live page's "failing" count)."""
-    return run.results.filter(is_successful=False).count()
+    return sum(1 for result in results if result.is_successful is False)
 
 
 def run_review_counts(run: Run) -> dict[str, int]:
@@ -349,29 +352,31 @@ def _eva_id_of(name: str) -> str:
     return getattr(cls, "eva_id", "") if cls is not None else ""
 
 
-def run_charts(run: Run) -> dict[str, Any]:
+def run_charts(results: Iterable[ScenarioResult]) -> dict[str, Any]:
     """The run page's figures: pass/fail per scenario group and the pooled latency histogram."""
     from scenarios.registry import scenario_group
     from scoring.core.latency import latency_values
     from scoring.web.charts import group_bars, latency_histogram
 
     outcomes, latencies = [], []
-    for name, success, metrics in run.results.values_list("scenario_name", "is_successful", "metrics"):
-        outcomes.append((scenario_group(_eva_id_of(name)), success))
-        latencies += latency_values((metrics or {}).get("latencies"))
+    for result in results:
+        outcomes.append((scenario_group(_eva_id_of(result.scenario_name)), result.is_successful))
+        latencies += latency_values((result.metrics or {}).get("latencies"))
     return {"groups": group_bars(outcomes), "histogram": latency_histogram(latencies)}
 
 
-def run_condition_figures(run: Run) -> dict[str, Any]:
+def run_condition_figures(run: Run, results: Sequence[ScenarioResult] | None = None) -> dict[str, Any]:
     """The degradation table and chart of a ``--conditions`` run, from its stored results (so
-    a running run's page shows the conditions finished so far); empty rows for a plain run."""
+    a running run's page shows the conditions finished so far; ``results`` when the page has
+    them loaded already); empty rows for a plain run."""
     from scoring.core.condition_table import condition_table_of
     from scoring.core.gate import recorded_min_agent_turns
     from scoring.web.charts import CONDITION_LABEL_WIDTH, condition_bars
 
     if not run_conditions_of(run):
         return {"rows": []}
-    metrics = [m for m in run_results(run).values_list("metrics", flat=True) if isinstance(m, dict)]
+    stored = results if results is not None else run_results(run)
+    metrics = [result.metrics for result in stored if isinstance(result.metrics, dict)]
     rows = condition_table_of(metrics, min_agent_turns=recorded_min_agent_turns(run.parsed_args or {}))
     bars, height = condition_bars(rows)
     return {"rows": rows, "bars": bars, "height": height, "bar_x": CONDITION_LABEL_WIDTH}

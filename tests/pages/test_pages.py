@@ -165,7 +165,7 @@ def test_run_flags_filters_sensitive_keys() -> None:
 
 @pytest.mark.django_db
 def test_run_signal_counts(stored_run: Run) -> None:
-    assert selectors.run_signal_counts(stored_run) == [
+    assert selectors.run_signal_counts(selectors.run_results(stored_run)) == [
         {"signal": "db_state_match", "passed": 1, "failed": 1, "not_applicable": 0, "excluded": 0},
         {"signal": "clean_exit", "passed": 2, "failed": 0, "not_applicable": 0, "excluded": 0},
     ]
