@@ -38,6 +38,8 @@ from scoring.runs.preflight import PreflightError, check_run_endpoints
 from scoring.runs.progress import NullProgress, ProgressSink
 from scoring.runs.options import REDACTED, RunOptions, redact_urls_in
 from scoring.runs.options.conditions import run_conditions
+from scoring.runs.options.entry import resolve_defaults
+from scoring.runs.options.limits import Limits
 from scoring.runs.options.schema import RESUME_COMPARED_FIELDS
 from scoring.core.summary import ProjectBlock, format_all_summary
 from voice.bridge.endpoints import PeerEndpoint
@@ -196,6 +198,7 @@ class _Run:
             raise RunError(str(exc)) from None
         if options.executor is None:  # the one setting-backed default of the options
             options.executor = django_settings.EVASITE_EXECUTOR
+        resolve_defaults(options, Limits.from_settings())  # options built without run_eval's prepare()
         # Off the event loop: a web run's selection and queue must not stall other requests.
         names, queue = await asyncio.to_thread(_plan_queue, options)
         self.executor = get_executor(options.executor)

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from scenarios.registry import list_eval_scenarios
 from scoring.models import Run, ScenarioResult
+from scoring.runs.options.entry import default_concurrency
 from scoring.runs.runner import RunError, select_scenarios
 from scoring.web import launcher, selectors, services
 from scoring.web.access import may_control, public_results
@@ -248,7 +249,8 @@ def run_compare(request: HttpRequest) -> HttpResponse:
 def _plan_for(form: RunForm) -> StartPlan:
     options = form.options
     return start_plan(scenarios=len(select_scenarios(options)), trials=options.trials, modality=options.modality,
-                      concurrency=options.concurrency, agent_model=options.agent_model or "")
+                      concurrency=options.concurrency or default_concurrency(options),
+                      agent_model=options.agent_model or "")
 
 
 def _initial_for(request: HttpRequest) -> dict[str, Any] | None:

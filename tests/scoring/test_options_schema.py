@@ -129,3 +129,22 @@ def test_cli_resume_alone_keeps_the_modality_selection_and_concurrency(tmp_path:
     overridden = _run_eval("--output-dir", str(tmp_path), "--resume", stamp, "--concurrency", "1", env=env)
     assert overridden.returncode == 0, overridden.stderr
     assert "overridden on the command line: --concurrency: recorded=2 now=1" in overridden.stdout
+
+
+def test_concurrency_not_given_is_one_voice_call_per_core_and_one_in_text(monkeypatch) -> None:
+    from scoring.runs.options.entry import VOICE_CALLS_PER_CORE, resolve_defaults
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    resolved = {}
+    for label, options in (("voice", RunOptions()), ("text", RunOptions(modality="text")),
+                           ("bot url", RunOptions(agent_url="ws://127.0.0.1:9/")),
+                           ("given", RunOptions(concurrency=7))):
+        resolve_defaults(options)
+        resolved[label] = options.concurrency
+    assert resolved == {"voice": 3 * VOICE_CALLS_PER_CORE, "text": 1, "bot url": 1, "given": 7}
+    capped = RunOptions()
+    resolve_defaults(capped, Limits(concurrency=2))
+    assert capped.concurrency == 2  # the operator's bound holds for a default too
+    validate(RunOptions(agent_url="ws://127.0.0.1:9/"))  # not given is never "> 1 with a bot URL"
+    with pytest.raises(OptionsError, match="--concurrency > 1 cannot be used"):
+        validate(RunOptions(agent_url="ws://127.0.0.1:9/", concurrency=2))

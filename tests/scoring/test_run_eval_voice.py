@@ -17,7 +17,7 @@ from scoring.runs.runner import run_evaluation
 from voice.bots.models.base import tool_exchanges
 from voice.speech.whisper_models import sha256_of, tiny_en
 
-# Five calls at once take what CPU there is: beside the other unpaced calls, one worker.
+# Five calls, three at a time, take what CPU there is: beside the other unpaced calls, one worker.
 pytestmark = pytest.mark.xdist_group("voice-cpu")
 
 SEEDS = ["eva_airline__voluntary_date_change", "eva_airline__irrops_cancellation",
@@ -30,7 +30,7 @@ SEEDS = ["eva_airline__voluntary_date_change", "eva_airline__irrops_cancellation
 @pytest.mark.django_db(transaction=True)
 async def test_five_seeds_in_voice_act_on_what_was_heard(tmp_path: Path, settings) -> None:
     settings.EVASITE_STT = "whisper"
-    options = RunOptions(scenarios=SEEDS, modality="voice", concurrency=5, output_dir=str(tmp_path),
+    options = RunOptions(scenarios=SEEDS, modality="voice", concurrency=3, output_dir=str(tmp_path),
                          duration=300, inactivity_timeout=60.0, max_auto_retries=0)
     report = await run_evaluation(options)
     speech = {"tts": "piper", "stt": "whisper", "stt_model": "whisper-tiny.en",

@@ -137,8 +137,9 @@ class RunOptions:
                                     help="Environment variable holding the passenger endpoint's key.")
     user_url: str | None = option(None, url="bot", form=PASSENGER, label="User URL",
                                   help="User bot server (WebSocket); default: the built-in passenger in process.")
-    concurrency: int = option(1, kind=int, low=1, limit="concurrency", form=CALL,
-                              help="Scenarios run at once, each with its own DB copy and bots.")
+    concurrency: int | None = option(None, kind=int, low=1, limit="concurrency", form=CALL,
+                                     help="Scenarios run at once, each with its own DB copy and bots (default: "
+                                          "in voice one per core of this machine, in text 1).")
     trials: int = option(1, kind=int, low=1, limit="trials", form=CALL, compared_on_resume=True,
                          help="Run each scenario K times (directories <name>__trial<k>).")
     executor: str | None = option(None, choices=EXECUTORS,

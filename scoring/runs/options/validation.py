@@ -26,7 +26,7 @@ def validate(options: RunOptions, *, limits: Limits | None = None) -> None:
         raise OptionsError(f"--scenarios names a scenario more than once: {', '.join(repeated)} (use --trials)")
     if options.fail_on_regression and not options.baseline:
         raise OptionsError("--fail-on-regression needs --baseline (the run to compare with)")
-    if options.concurrency > 1 and (options.agent_url or options.user_url):
+    if (options.concurrency or 1) > 1 and (options.agent_url or options.user_url):
         raise OptionsError("--concurrency > 1 cannot be used with --agent-url/--user-url (single-client bot servers)")
     problem = conditions_problem(options.conditions, modality=options.modality, user_url=options.user_url)
     if problem:
