@@ -99,7 +99,7 @@ def fixed(value: Any, places: int = 0) -> str:
             number = Decimal(str(float(value)))
         except (ValueError, InvalidOperation, TypeError):
             return ""
-    sign, digits, exponent = number.as_tuple()
+    _sign, digits, exponent = number.as_tuple()
     if not number.is_finite() or len(digits) + abs(exponent) > 200:
         return str(value)  # as floatformat: infinities, NaN and huge literals as they came
     places = int(places)

@@ -7,9 +7,9 @@ views stay thin and the rules have one home.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db.models import Count, F, Q, QuerySet

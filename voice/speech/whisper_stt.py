@@ -117,6 +117,8 @@ def _decode_short_window(model: Any, audio: Any) -> str | None:
     seek = 0
     for _ in range(MAX_SHORT_WINDOWS):
         rest = features[:, seek:content]
+        if rest.shape[-1] < frames_per_sec // 10:  # nothing left worth a window (as faster-whisper's seek loop)
+            return " ".join(t for t in texts if t).strip()
         window = int(np.ceil(rest.shape[-1] / frames_per_sec + WINDOW_PAD_SECS)) * frames_per_sec
         if window > extractor.nb_max_frames:
             return None
