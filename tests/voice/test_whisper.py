@@ -43,26 +43,33 @@ def test_tiny_en_hears_a_spelled_code_offline(spelled_code, monkeypatch):
     assert parse_confirmation(transcribe_pcm(model, bytes(32000))) is None  # silence invents no code
 
 
-def test_a_turn_is_decoded_over_a_short_window_and_a_doubtful_decode_over_the_full_one(spelled_code, monkeypatch):
+@pytest.fixture(scope="module")
+def plain_sentence() -> bytes:
+    pcm, rate = asyncio.run(synthesize(registry.make_tts("piper"), "I would like to change my flight, please."))
+    return resample(pcm, rate, 16000)
+
+
+def test_a_turn_is_decoded_over_a_short_window_and_a_doubtful_decode_over_the_full_one(plain_sentence, monkeypatch):
     import numpy as np
 
     from voice.speech import whisper_stt
 
     model = shared_model(whisper_models.tiny_en())
     full = whisper_stt._transcribe_full_window
+    # A clear sentence and digital silence are decided by the short window alone (a spelled code,
+    # which Whisper is less sure of, may be redone over the full window: bench/whisper_window.py).
     monkeypatch.setattr(whisper_stt, "_transcribe_full_window", lambda *a: pytest.fail("took the 30 s window"))
-    short = transcribe_pcm(model, spelled_code)
-    code = parse_confirmation(short)
-    assert code is not None and sum(a == b for a, b in zip(code, "EPXYEK")) >= 4, short
+    heard = transcribe_pcm(model, plain_sentence)
+    assert {"change", "flight"} <= set(heard.lower().replace(",", " ").replace(".", " ").split()), heard
     assert parse_confirmation(transcribe_pcm(model, bytes(32000))) is None  # silence invents no code
-    # Too long for one window, or a decode that runs into its token budget (a loop): the full
-    # window decides, exactly as faster-whisper alone would.
-    audio = np.frombuffer(spelled_code, dtype=np.int16).astype(np.float32) / 32768.0
+    # Too long for one window, or a decode that runs into its length limit (as a loop does): the
+    # full window decides, exactly as faster-whisper alone would.
+    audio = np.frombuffer(plain_sentence, dtype=np.int16).astype(np.float32) / 32768.0
     assert whisper_stt._decode_short_window(model, np.tile(audio, int(31 * 16000 / audio.size) + 1)) is None
-    monkeypatch.setattr(whisper_stt, "MAX_TOKENS_PER_SEC", 2)
+    monkeypatch.setattr(whisper_stt, "MAX_TOKENS_PER_SEC", 0.5)
     assert whisper_stt._decode_short_window(model, audio) is None
     monkeypatch.setattr(whisper_stt, "_transcribe_full_window", full)
-    assert transcribe_pcm(model, spelled_code) == full(model, audio)
+    assert transcribe_pcm(model, plain_sentence) == full(model, audio)
 
 
 def test_base_is_joined_once_into_the_cache(tmp_path):
