@@ -116,3 +116,8 @@ document.addEventListener("click", (event) => {
   if (active.has(button.dataset.listenUrl)) stop(button.dataset.listenUrl, "idle", "");
   else start(button);
 });
+
+// A button taken off the page (the run page drops a scenario's card when it finishes) ends its call.
+new MutationObserver(() => {
+  for (const [url, call] of active) if (!call.button.isConnected) stop(url, "idle", "");
+}).observe(document.body, { childList: true, subtree: true });
