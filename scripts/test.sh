@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: every test on the pytest-xdist workers except the few
-# marked `quiet`, then those one at a time. They judge what real-time speech was heard (Whisper
-# through a relay, WebRTC in Chromium), and four busy workers on two cores garble it now and then;
-# alone on the CPUs their verdicts are the product's, not the machine's. Extra arguments go to
-# both phases (a phase that selects no test counts as passed).
+# The whole test suite, as CI runs it, in two phases at once. The few tests marked `quiet` judge
+# what real-time speech was heard (Whisper through a relay, WebRTC in Chromium): they run in one
+# process at normal priority, so they get the CPU whenever they want it. Everything else runs on
+# the pytest-xdist workers under `nice -n 19`, taking only the CPU the quiet tests leave, so the
+# machine is never idle while a real-time call waits for its next frame. The workers' output is
+# shown as it comes, the quiet tests' after it. Extra arguments go to both phases (a phase that
+# selects no test counts as passed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-.venv/bin/python -m pytest -m "not quiet" "$@"
+quiet_log=$(mktemp)
+trap 'rm -f "$quiet_log"' EXIT
+.venv/bin/python -m pytest -m quiet -n 0 "$@" >"$quiet_log" 2>&1 &
+quiet_pid=$!
+nice -n 19 .venv/bin/python -m pytest -m "not quiet" "$@"
 parallel=$?
-.venv/bin/python -m pytest -m quiet -n 0 "$@"
+wait "$quiet_pid"
 alone=$?
+echo
+echo "=== the quiet tests, run alongside at normal priority ==="
+cat "$quiet_log"
 [ "$parallel" -eq 5 ] && parallel=0  # 5: no tests collected
 [ "$alone" -eq 5 ] && alone=0
 [ "$parallel" -ne 0 ] && exit "$parallel"

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests import warm_python
 from tests.sqlite_template import site_sqlite
 
 REPO = Path(__file__).resolve().parent.parent
@@ -83,13 +84,13 @@ class LiveSite:
 
     def manage(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
         """``manage.py`` against the site's database (check=True)."""
-        return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=self.env, check=True,
+        return warm_python.run([sys.executable, "manage.py", *args], cwd=REPO, env=self.env, check=True,
                               capture_output=True, text=True, timeout=timeout)
 
     def python(self, code: str, timeout: float = 120) -> str:
         """Run Django code against the site's database; returns its stdout."""
         prelude = "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'evasite.settings'); django.setup()\n"
-        done = subprocess.run([sys.executable, "-c", prelude + code], cwd=REPO, env=self.env, check=True,
+        done = warm_python.run([sys.executable, "-c", prelude + code], cwd=REPO, env=self.env, check=True,
                               capture_output=True, text=True, timeout=timeout)
         return done.stdout
 
@@ -103,7 +104,7 @@ class LiveSite:
 
     def start(self, timeout: float = 60) -> str:
         log = open(self.log_path, "a")
-        self.process = subprocess.Popen(
+        self.process = warm_python.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", "0", "evasite.asgi:application"],
             cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()

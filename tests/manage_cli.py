@@ -1,4 +1,5 @@
-"""``manage.py`` run as a user runs it: a process of its own, its output captured."""
+"""``manage.py`` run as a user runs it: a process of its own (forked warm, ``tests.warm_python``), its output
+captured."""
 from __future__ import annotations
 
 import subprocess
@@ -7,11 +8,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from tests import warm_python
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 def manage(*args: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True,
+    return warm_python.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import warm_python
 from tests.browser import require
 
 REPO = Path(__file__).resolve().parent.parent
@@ -148,12 +149,16 @@ class PostgresCluster:
         if owner is not None:
             os.chown(self.base, owner.pw_uid, owner.pw_gid)
         self.data = self.base / "data"
-        subprocess.run(_as_postgres([str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "evasite"]),
+        # --no-sync and fsync=off: a throw-away cluster has nothing to keep through a power cut, and a
+        # flush of the whole disk's dirty pages stalled initdb for minutes on a busy machine.
+        subprocess.run(_as_postgres([str(self.bin / "initdb"), "--no-sync", "-D", str(self.data), "-A", "trust",
+                                     "-U", "evasite"]),
                        check=True, capture_output=True, timeout=120)
 
     def _ctl(self, *args: str) -> list[str]:
         return _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.base / "server.log"),
-                             "-w", "-o", f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1", *args])
+                             "-w", "-o", f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1 -c fsync=off "
+                             "-c synchronous_commit=off -c full_page_writes=off", *args])
 
     def start(self) -> "PostgresCluster":
         subprocess.run(self._ctl("start"), check=True, capture_output=True, timeout=120)
@@ -189,7 +194,7 @@ class CeleryWorkers:
         for _ in range(count):
             index = len(self.procs)
             with open(self.log_path(index), "a") as log:
-                self.procs.append(subprocess.Popen(
+                self.procs.append(warm_python.Popen(
                     [sys.executable, "-m", "celery", "-A", "evasite", "worker", "-Q", "evasite-scenarios",
                      "--concurrency", str(concurrency), "--prefetch-multiplier", "1", "--loglevel", "INFO",
                      "--hostname", f"{self.prefix}w{index}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
@@ -266,20 +271,20 @@ class CeleryStack:
         self.postgres.remove()
 
     def manage(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=self.env, check=check,
+        return warm_python.run([sys.executable, "manage.py", *args], cwd=REPO, env=self.env, check=check,
                               capture_output=True, text=True, timeout=timeout)
 
     def run_eval(self, *args: str, log_name: str = "run_eval.log", **extra_env: str) -> subprocess.Popen:
         """A ``run_eval`` writing into the stack's output directory (stdout and stderr to a log)."""
         with open(self.root / log_name, "a") as log:
-            return subprocess.Popen([sys.executable, "manage.py", "run_eval", "--output-dir", str(self.output_dir),
+            return warm_python.Popen([sys.executable, "manage.py", "run_eval", "--output-dir", str(self.output_dir),
                                      *args], cwd=REPO, env={**self.env, **extra_env}, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
 
     def python(self, code: str, timeout: float = 120) -> str:
         """Django code against the stack's database; returns its stdout."""
         prelude = "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'evasite.settings'); django.setup()\n"
-        done = subprocess.run([sys.executable, "-c", prelude + code], cwd=REPO, env=self.env, check=True,
+        done = warm_python.run([sys.executable, "-c", prelude + code], cwd=REPO, env=self.env, check=True,
                               capture_output=True, text=True, timeout=timeout)
         return done.stdout
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from tests import warm_python
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -38,7 +39,7 @@ def _template(kind: str, *user: str) -> Path:
                "EVASITE_SECRET_KEY_FILE": str(directory / "secret_key.txt")}
         env.pop("DATABASE_URL", None)
         code = _PRELUDE + (_SITE.format(username=user[0], password=user[1]) if user else "") + _CLOSE
-        done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+        done = warm_python.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
                               timeout=300)
         if done.returncode != 0:
             raise RuntimeError(f"building the {kind} database template failed:\n{done.stderr[-3000:]}")

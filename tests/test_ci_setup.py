@@ -14,11 +14,14 @@ def test_ci_run_sets_ci_itself_before_running_the_readmes_test_command() -> None
     assert lines.index("export CI=true") < lines.index(documented)
 
 
-def test_the_test_script_runs_the_quiet_tests_alone_after_the_rest() -> None:
+def test_the_test_script_runs_the_quiet_tests_first_on_the_cpus_beside_the_rest() -> None:
     script = (REPO / "scripts" / "test.sh").read_text()
-    parallel = script.index('-m pytest -m "not quiet"')
-    alone = script.index("-m pytest -m quiet -n 0")
-    assert parallel < alone
+    commands = [line.strip() for line in script.splitlines() if "-m pytest" in line]
+    assert len(commands) == 2, commands
+    quiet, rest = commands
+    assert quiet.startswith('.venv/bin/python -m pytest -m quiet -n 0 "$@"') and quiet.endswith("&")
+    assert rest.startswith('nice -n 19 .venv/bin/python -m pytest -m "not quiet" "$@"')
+    assert script.index('wait "$quiet_pid"') > script.index(rest)
     marked = [path for path in (REPO / "tests").rglob("test_*.py")
               if path.name != "test_ci_setup.py" and "@pytest.mark.quiet" in path.read_text()]
     assert len(marked) == 3, marked

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from evasite.env import secret_key_from_file
+from tests import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE = (
@@ -24,7 +25,7 @@ PROBE = (
 
 def _settings(**env: str) -> dict:
     clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, env={**clean, **env},
+    proc = warm_python.run([sys.executable, "-c", PROBE], cwd=REPO, env={**clean, **env},
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -56,7 +57,7 @@ SECURITY_PROBE = (
 def _security(tmp_path: Path, **env: str) -> dict:
     clean = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SECRET_KEY", "EVASITE_DEBUG")}
     env.setdefault("EVASITE_SECRET_KEY_FILE", str(tmp_path / "secret_key"))
-    proc = subprocess.run([sys.executable, "-c", SECURITY_PROBE], cwd=REPO, env={**clean, **env},
+    proc = warm_python.run([sys.executable, "-c", SECURITY_PROBE], cwd=REPO, env={**clean, **env},
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -102,7 +103,7 @@ def test_every_request_passes_the_login_and_static_middleware(tmp_path: Path) ->
 
 def _check_deploy(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SECRET_KEY", "EVASITE_DEBUG", "EVASITE_HTTPS")}
-    return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=REPO,
+    return warm_python.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=REPO,
                           env={**clean, "EVASITE_SECRET_KEY_FILE": str(tmp_path / "secret_key"), **env},
                           capture_output=True, text=True, timeout=120)
 

@@ -56,7 +56,7 @@ def start_voice_run(page, site) -> str:
     return first
 
 
-@pytest.mark.quiet  # real-time speech heard live: alone on the CPUs (scripts/test.sh)
+@pytest.mark.quiet  # real-time speech heard live: first on the CPUs (scripts/test.sh)
 def test_listen_plays_the_live_call_and_ends_with_it(listen_site, chromium):  # noqa: F811
     context = chromium.new_context()
     context.add_init_script(webrtc_probe())  # test-side: the page's peer connections, for their counters

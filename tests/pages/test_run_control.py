@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import os
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from scoring.web import launcher
 from scoring.web.forms import RunForm
 from scoring.web.recovery import recover_orphaned_runs
 from tests.pages.web_helpers import form_data, post
+from tests import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
 TEN = [f"eva_airline__{n}" for n in ("1_1_3", "1_1_4", "1_1_5", "1_2_1", "1_2_2", "1_2_3", "1_3_1", "1_3_2",
@@ -42,7 +42,7 @@ def test_the_form_refuses_what_the_cli_refuses_with_the_cli_message(db) -> None:
              "--concurrency 2 --agent-url ws://127.0.0.1:1": {"concurrency": "2", "agent_url": "ws://127.0.0.1:1"},
              "--trials 0": {"trials": "0"}}
     for flags, fields in cases.items():
-        cli = subprocess.run([sys.executable, "manage.py", "run_eval", "--modality", "text", *flags.split()],
+        cli = warm_python.run([sys.executable, "manage.py", "run_eval", "--modality", "text", *flags.split()],
                              cwd=REPO, capture_output=True, text=True, timeout=120)
         assert cli.returncode == 2
         message = cli.stderr.strip().splitlines()[-1].removeprefix("run_eval: error: ")
@@ -131,7 +131,7 @@ async def test_cancel_interrupts_and_resume_completes_keeping_finished_work(tmp_
 
 
 def _dead_pid() -> int:
-    child = subprocess.Popen(["true"])
+    child = warm_python.Popen(["true"])
     child.wait()
     return child.pid
 

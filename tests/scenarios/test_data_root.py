@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 from scenarios import data_root
 from scenarios.checks import check_data_root, check_registry
+from tests import warm_python
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = data_root.DEFAULT_DATA_ROOT
@@ -44,7 +44,7 @@ def copy_fixtures(target: Path) -> Path:
 
 def run_probe(env_root: Path) -> dict:
     env = {**os.environ, "EVAL_DATA_ROOT": str(env_root), "DJANGO_SETTINGS_MODULE": "evasite.settings"}
-    result = subprocess.run(
+    result = warm_python.run(
         [sys.executable, "-c", PROBE], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
@@ -72,7 +72,7 @@ def test_missing_root_does_not_break_start_up(tmp_path):
         "print(len(registry.list_eval_scenarios()))"
     )
     env = {**os.environ, "EVAL_DATA_ROOT": str(tmp_path / "nowhere"), "DJANGO_SETTINGS_MODULE": "evasite.settings"}
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    result = warm_python.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "5"  # the seeds need no data to register; scaffolds are skipped
 

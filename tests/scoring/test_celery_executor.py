@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.services import REPO, CeleryStack
+from tests import warm_python
 
 SCENARIOS = ["eva_airline__1_1_3", "eva_airline__2_1_2", "eva_airline__voluntary_date_change",
              "eva_airline__1_2_1"]
@@ -80,16 +80,16 @@ def test_same_summary_under_either_executor(stack: CeleryStack) -> None:
 def test_celery_executor_refuses_storage_workers_cannot_share(stack: CeleryStack, tmp_path: Path) -> None:
     sqlite_env = {key: value for key, value in stack.env.items() if key != "DATABASE_URL"}
     sqlite_env.update(EVASITE_SQLITE_PATH=str(tmp_path / "db.sqlite3"), EVASITE_EXECUTOR="celery")
-    check = subprocess.run([sys.executable, "manage.py", "check"], cwd=REPO, env=sqlite_env,
+    check = warm_python.run([sys.executable, "manage.py", "check"], cwd=REPO, env=sqlite_env,
                            capture_output=True, text=True, timeout=120)
     assert check.returncode != 0 and "DATABASE_URL pointing at PostgreSQL" in check.stderr
-    run = subprocess.run([sys.executable, "manage.py", "run_eval", "--scenarios", SCENARIOS[0], "--modality", "text",
+    run = warm_python.run([sys.executable, "manage.py", "run_eval", "--scenarios", SCENARIOS[0], "--modality", "text",
                           "--output-dir", str(tmp_path / "out")], cwd=REPO, env=sqlite_env,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 1 and "DATABASE_URL pointing at PostgreSQL" in run.stderr
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("eval_*"))
     # A scenario longer than the cap the broker's visibility timeout assumes is refused too.
-    capped = subprocess.run([sys.executable, "manage.py", "run_eval", "--scenarios", SCENARIOS[0], "--modality",
+    capped = warm_python.run([sys.executable, "manage.py", "run_eval", "--scenarios", SCENARIOS[0], "--modality",
                              "text", "--executor", "celery", "--output-dir", str(tmp_path / "out")], cwd=REPO,
                             env={**stack.env, "EVASITE_CELERY_DURATION_CAP": "60"},
                             capture_output=True, text=True, timeout=120)

@@ -15,6 +15,7 @@ import pytest
 
 from tests.scoring.celery_helpers import assert_complete_once, fault_run, kill_group, slow_llm, wait_until
 from tests.services import REPO, CeleryStack
+from tests import warm_python
 
 SCENARIOS = ["eva_airline__1_1_3", "eva_airline__2_1_2", "eva_airline__voluntary_date_change"]
 
@@ -110,7 +111,7 @@ def test_the_runs_last_writes_outlast_a_postgres_blip(stack: CeleryStack, tmp_pa
     prelude = "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'evasite.settings'); django.setup()\n"
     errors = tmp_path / "closer.err"
     with open(errors, "w") as stderr:
-        closer = subprocess.Popen([sys.executable, "-c", prelude + CLOSE_AT_THE_END.format(session=str(tmp_path))],
+        closer = warm_python.Popen([sys.executable, "-c", prelude + CLOSE_AT_THE_END.format(session=str(tmp_path))],
                                   cwd=REPO, env=stack.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=stderr, text=True)
     try:

@@ -18,6 +18,7 @@ from junitparser import JUnitXml
 from scenarios.data_root import get_eval_data_root
 from tests.services import free_port
 from tests.sqlite_template import migrated_sqlite
+from tests import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "ci.md"
@@ -52,7 +53,7 @@ def test_gitlab_runs_the_same_commands_as_github() -> None:
 
 def _step(script: str, workspace: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
     # GitHub's default shell for `run:` on Linux.
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=workspace,
+    return warm_python.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=workspace,
                           env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -74,10 +75,11 @@ def workspace(tmp_path: Path):
             pass
 
 
+@pytest.mark.slow
 def test_the_workflow_commands_gate_a_real_run(workspace) -> None:
     ws, base_env = workspace
     runs, doc_env = _github_steps()
-    baseline = subprocess.run(
+    baseline = warm_python.run(
         [sys.executable, "manage.py", "run_eval", "--scenarios", *SCENARIOS, "--modality", "text",
          "--agent-model", "gold-replay", "--output-dir", str(ws / "baseline_runs")],
         cwd=REPO, env=base_env, capture_output=True, text=True, timeout=600)

@@ -36,6 +36,7 @@ def _run_eval(out: Path, *flags: str, env: dict[str, str]) -> subprocess.Complet
     return manage(*_run_eval_args(out, *flags), env=env)
 
 
+@pytest.mark.slow
 def test_gold_baseline_gates_gold_through_and_fails_the_null_agent(tmp_path: Path, env: dict[str, str]) -> None:
     out = tmp_path / "out"
     first = _run_eval(out, env=env)

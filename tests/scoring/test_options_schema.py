@@ -26,6 +26,7 @@ from scoring.runs.options import (
 from scoring.runs.options.resume_defaults import adopt_recorded
 from tests.sqlite_template import migrated_sqlite
 from voice.bots.models.catalogue import DEFAULT_MODEL, builtin_names
+from tests import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -102,7 +103,7 @@ def test_resume_inherits_untyped_flags_and_reports_typed_differences() -> None:
 
 
 def _run_eval(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", "run_eval", *args], cwd=REPO, env=env,
+    return warm_python.run([sys.executable, "manage.py", "run_eval", *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)
 
 

@@ -4,11 +4,11 @@ port) when the PostgreSQL server binaries are installed (scripts/setup.sh instal
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 from tests.services import REPO, database_url  # noqa: F401 (fixture)
+from tests import warm_python
 
 CHECK = """
 import json, os, django
@@ -28,10 +28,10 @@ print(connection.vendor, run.status, len(rows), agree, hashes)
 def test_run_eval_on_postgresql(tmp_path: Path, database_url: str) -> None:
     env = {**os.environ, "DATABASE_URL": database_url}
     manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "-v", "0"], cwd=REPO, env=env, check=True, timeout=180)
-    run = subprocess.run([*manage, "run_eval", "--scenarios", "eva_airline__voluntary_date_change",
+    warm_python.run([*manage, "migrate", "-v", "0"], cwd=REPO, env=env, check=True, timeout=180)
+    run = warm_python.run([*manage, "run_eval", "--scenarios", "eva_airline__voluntary_date_change",
                           "eva_airline__2_1_2", "--modality", "text", "--output-dir", str(tmp_path)],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    check = subprocess.run([sys.executable, "-c", CHECK], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    check = warm_python.run([sys.executable, "-c", CHECK], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert check.stdout.split() == ["postgresql", "finished", "2", "True", "True"], check.stderr

@@ -7,12 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", "replay_calls", *args], cwd=REPO,
+    return warm_python.run([sys.executable, "manage.py", "replay_calls", *args], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
 
 

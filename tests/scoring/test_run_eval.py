@@ -21,6 +21,7 @@ from scoring.runs.runner import RunError, run_evaluation
 from tests.manage_cli import manage, manage_side_by_side
 from tests.services import free_port
 from tests.sqlite_template import migrated_sqlite
+from tests import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
 NO_WRITE = {"eva_airline__5_2_5", "eva_airline__7_1_1", "eva_airline__7_2_2", "eva_airline__7_2_8",
@@ -33,6 +34,7 @@ def _text_options(tmp_path: Path, **overrides) -> RunOptions:
     return RunOptions(**values)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 async def test_gold_replay_scores_all_50_and_rows_agree_with_files(tmp_path: Path) -> None:
     report = await run_evaluation(_text_options(tmp_path))
@@ -122,6 +124,7 @@ def _without_wall_clock(summary: str) -> list[str]:
     return [line for line in summary.splitlines() if not WALL_CLOCK.match(line)]
 
 
+@pytest.mark.slow
 def test_sigkilled_run_resumes_without_loss_or_double_count(tmp_path: Path) -> None:
     names = ["eva_airline__voluntary_date_change", "eva_airline__1_1_3", "eva_airline__1_1_5",
              "eva_airline__2_1_2", "eva_airline__2_1_6", "eva_airline__3_1_5", "eva_airline__4_2_5",
@@ -135,7 +138,7 @@ def test_sigkilled_run_resumes_without_loss_or_double_count(tmp_path: Path) -> N
     reference_summary = next((tmp_path / "reference").glob("eval_*/all_summary.txt")).read_text()
 
     out = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "manage.py", *common, "--output-dir", str(out)], cwd=REPO, env=env,
+    proc = warm_python.Popen([sys.executable, "manage.py", *common, "--output-dir", str(out)], cwd=REPO, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list(out.glob("eval_*/*/metrics.json"))) < 3:
@@ -161,7 +164,7 @@ def test_sigkilled_run_resumes_without_loss_or_double_count(tmp_path: Path) -> N
     assert len(invocations) == 2 and invocations[1]["resumed_from_invocation"] == 0
     assert "=== RESUMING run " in (session / "evaluation_log.txt").read_text()
 
-    rows = subprocess.run(
+    rows = warm_python.run(
         [sys.executable, "-c", "import django,os;os.environ.setdefault('DJANGO_SETTINGS_MODULE','evasite.settings');"
          "django.setup();from scoring.models import ScenarioResult as R, Run;"
          f"r=Run.objects.get(session_dir__endswith='{session.name}');"

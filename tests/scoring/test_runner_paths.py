@@ -36,6 +36,7 @@ from voice.peers import PeerSpec
 from voice.peers import build_endpoint as real_build_endpoint
 from voice.protocol.websocket import serve_websocket
 from voice.testing.double import DoubleOptions, default_options, double_host
+from tests import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO = "eva_airline__voluntary_date_change"
@@ -463,7 +464,7 @@ async def test_agent_behind_agent_url_is_scored_on_the_hash_it_reports(tmp_path:
     command = [sys.executable, "manage.py", "run_bot", "--role", "agent", "--port", "0", "--modality", "text",
                "--model", "gold-replay"]
     with log.open("wb") as out:  # a file, never an undrained pipe
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+        process = warm_python.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         url = await _listening_url(log, process, time.monotonic() + 30)
         port = int(url.rsplit(":", 1)[1].strip("/"))

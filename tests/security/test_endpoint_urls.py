@@ -3,7 +3,6 @@ only, bots over ws(s) only, only the operator's hosts (EVASITE_ENDPOINT_HOSTS), 
 into an LLM URL is refused with the field that names keys; nothing is contacted meanwhile."""
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from tests.browser import REPO
 from tests.security.helpers import form_errors, logged_in_session, start_call, start_run
 from tests.security.hostile import RecordingBot
+from tests import warm_python
 
 pytestmark = pytest.mark.slow
 SEED = "eva_airline__1_1_3"
@@ -79,7 +79,7 @@ async def test_a_key_in_an_llm_url_is_refused_naming_the_key_name_field(site, ll
 
 
 def test_the_command_line_refuses_a_key_in_an_llm_url_too(llm, tmp_path) -> None:
-    done = subprocess.run(
+    done = warm_python.run(
         [sys.executable, "manage.py", "run_eval", "--modality", "text", "--scenarios", SEED, "--agent-model", "m",
          "--agent-llm-url", f"{llm.base_url}?api_key=sk-in-the-query", "--output-dir", str(tmp_path)],
         cwd=REPO, capture_output=True, text=True, timeout=300)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from tests.browser import REPO
+from tests import warm_python
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +24,7 @@ def _manage(tmp_path: Path, *args: str) -> None:
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3"),
            "EVASITE_SECRET_KEY_FILE": str(tmp_path / "secret_key"), "DATABASE_URL": "", "EVASITE_UMASK": ""}
     env.pop("DJANGO_SECRET_KEY", None)
-    done = subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True,
+    done = warm_python.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=600, umask=0o022)
     assert done.returncode == 0, done.stderr[-3000:]
 

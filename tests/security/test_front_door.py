@@ -4,7 +4,6 @@ their port."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 import aiohttp
@@ -13,6 +12,7 @@ import pytest
 from tests.browser import REPO
 from tests.security.helpers import logged_in_session
 from tests.security.hostile import closed_port
+from tests import warm_python
 
 pytestmark = pytest.mark.slow
 SEED = "eva_airline__1_1_3"
@@ -34,7 +34,7 @@ def test_password_reset_is_routed_once_mail_is_configured() -> None:
              "try:\n    print(reverse('password_reset'))\nexcept NoReverseMatch:\n    print('unrouted')\n")
     answers = {}
     for host in ("", "smtp.example.org"):
-        done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120,
+        done = warm_python.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120,
                               env={**os.environ, "EVASITE_EMAIL_HOST": host})
         assert done.returncode == 0, done.stderr
         answers[host] = done.stdout.strip()

@@ -18,6 +18,7 @@ from websockets.exceptions import InvalidStatus
 from tests.browser import REPO
 from voice.bridge.requests import handshake, request
 from voice.protocol.websocket import connect_websocket
+from tests import warm_python
 
 DB_PATH = "1.1.3.json"
 
@@ -26,7 +27,7 @@ DB_PATH = "1.1.3.json"
 def bot_url(tmp_path: Path) -> Iterator[str]:
     log = tmp_path / "bot.log"
     with log.open("wb") as out:  # a file, never an undrained pipe
-        process = subprocess.Popen([sys.executable, "manage.py", "run_bot", "--role", "agent", "--port", "0",
+        process = warm_python.Popen([sys.executable, "manage.py", "run_bot", "--role", "agent", "--port", "0",
                                     "--double", "--modality", "text"], cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from voice import checks as voice_checks
+from tests import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,7 +41,7 @@ def test_missing_whisper_wheel_is_an_error(monkeypatch, settings) -> None:
 def test_check_command_names_the_active_speech_stack(tmp_path) -> None:
     env = {"PATH": "/usr/bin:/bin", "EVASITE_STT": "whisper", "EVASITE_TTS": "piper",
            "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3"), "HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=REPO, env=env, capture_output=True,
+    done = warm_python.run([sys.executable, "manage.py", "check"], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=120)
     out = done.stdout + done.stderr
     assert done.returncode == 0, out

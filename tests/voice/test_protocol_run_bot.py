@@ -12,13 +12,14 @@ from scoring.core.canonical import db_hash
 from voice.bridge.config import BridgeConfig
 from voice.bridge.endpoints import WebSocketEndpoint
 from voice.bridge.engine import SessionInputs, run_session
+from tests import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _start(role: str, log: Path) -> subprocess.Popen:
     with log.open("wb") as out:  # a file, never an undrained pipe
-        return subprocess.Popen(
+        return warm_python.Popen(
             [sys.executable, "manage.py", "run_bot", "--role", role, "--port", "0", "--double", "--modality", "text"],
             cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
         )

@@ -123,7 +123,7 @@ def _result_id(page) -> int:
     return int(re.search(r"/results/(\d+)/", page.url).group(1))
 
 
-@pytest.mark.quiet  # Whisper hears a WebRTC microphone in real time: alone on the CPUs (scripts/test.sh)
+@pytest.mark.quiet  # Whisper hears a WebRTC microphone in real time: first on the CPUs (scripts/test.sh)
 def test_a_spoken_call_reaches_the_agent_and_ends_on_the_stored_result(call_site, quiet_chromium):
     lines = [reply_to(text, spoken=True) for text in
              ("How can I help you today?", "May I have your confirmation number and last name?",
