@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from scenarios.listing import format_domain_list, format_scenario_list
 from scenarios.registry import list_eval_scenarios
 from scoring.runs.finish import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, finish_report, open_baseline
+from scoring.runs.interrupt import until_interrupted
 from scoring.runs.options import OptionsError, add_run_arguments, explicit_options, options_from_mapping
 from scoring.runs.options.entry import prepare
 from scoring.runs.progress import TerminalProgress
@@ -40,9 +41,9 @@ class Command(BaseCommand):
             self.stdout.write("\n".join(adopted.lines(options.resume)))
         try:
             baseline = open_baseline(options)  # a wrong --baseline fails now, not after the run
-            report = asyncio.run(
+            report = asyncio.run(until_interrupted(
                 run_evaluation(options, argv=sys.argv, progress=TerminalProgress(sys.stdout))
-            )
+            ))
         except (RunError, SessionSetupError) as exc:
             # An operator's problem (an unreachable URL, a bot that cannot be set up): one line.
             self._fail(str(exc))
