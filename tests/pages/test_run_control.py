@@ -105,7 +105,7 @@ async def test_cancel_interrupts_and_resume_completes_keeping_finished_work(tmp_
     await _wait_until(lambda: Run.objects.get(pk=run_id).completed_scenarios >= 1)
     watcher = WebsocketCommunicator(application, f"/ws/runs/{run_id}/", headers=[
         (b"origin", b"http://testserver"), (b"cookie", f"sessionid={owner_client.cookies['sessionid'].value}".encode())])
-    assert (await watcher.connect())[0]
+    assert (await watcher.connect(timeout=30))[0]  # channels waits 1 s by default: too little beside a run
     assert (await post(other_client, f"/runs/{run_id}/cancel/")).status_code == 403
     assert (await post(owner_client, f"/runs/{run_id}/cancel/")).status_code == 302
     events = []

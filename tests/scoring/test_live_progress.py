@@ -33,7 +33,7 @@ def _session_cookie() -> tuple[bytes, bytes]:
 
 async def _socket(path: str, *headers: tuple[bytes, bytes]) -> tuple[WebsocketCommunicator, bool]:
     communicator = WebsocketCommunicator(application, path, headers=list(headers))
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=30)
     return communicator, connected
 
 
