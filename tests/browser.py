@@ -85,13 +85,13 @@ class LiveSite:
     def manage(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
         """``manage.py`` against the site's database (check=True)."""
         return warm_python.run([sys.executable, "manage.py", *args], cwd=REPO, env=self.env, check=True,
-                              capture_output=True, text=True, timeout=timeout)
+                               capture_output=True, text=True, timeout=timeout)
 
     def python(self, code: str, timeout: float = 120) -> str:
         """Run Django code against the site's database; returns its stdout."""
         prelude = "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'evasite.settings'); django.setup()\n"
         done = warm_python.run([sys.executable, "-c", prelude + code], cwd=REPO, env=self.env, check=True,
-                              capture_output=True, text=True, timeout=timeout)
+                               capture_output=True, text=True, timeout=timeout)
         return done.stdout
 
     def prepare(self) -> None:

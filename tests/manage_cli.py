@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def manage(*args: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
     return warm_python.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+                           text=True, timeout=timeout)
 
 
 def manage_side_by_side(calls: list[tuple[list[str], dict[str, str]]]) -> list[tuple[subprocess.CompletedProcess, float]]:

@@ -272,20 +272,20 @@ class CeleryStack:
 
     def manage(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess:
         return warm_python.run([sys.executable, "manage.py", *args], cwd=REPO, env=self.env, check=check,
-                              capture_output=True, text=True, timeout=timeout)
+                               capture_output=True, text=True, timeout=timeout)
 
     def run_eval(self, *args: str, log_name: str = "run_eval.log", **extra_env: str) -> subprocess.Popen:
         """A ``run_eval`` writing into the stack's output directory (stdout and stderr to a log)."""
         with open(self.root / log_name, "a") as log:
             return warm_python.Popen([sys.executable, "manage.py", "run_eval", "--output-dir", str(self.output_dir),
                                      *args], cwd=REPO, env={**self.env, **extra_env}, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+                                     stderr=subprocess.STDOUT, start_new_session=True)
 
     def python(self, code: str, timeout: float = 120) -> str:
         """Django code against the stack's database; returns its stdout."""
         prelude = "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'evasite.settings'); django.setup()\n"
         done = warm_python.run([sys.executable, "-c", prelude + code], cwd=REPO, env=self.env, check=True,
-                              capture_output=True, text=True, timeout=timeout)
+                               capture_output=True, text=True, timeout=timeout)
         return done.stdout
 
     def workers(self) -> CeleryWorkers:

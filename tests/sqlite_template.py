@@ -40,7 +40,7 @@ def _template(kind: str, *user: str) -> Path:
         env.pop("DATABASE_URL", None)
         code = _PRELUDE + (_SITE.format(username=user[0], password=user[1]) if user else "") + _CLOSE
         done = warm_python.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=300)
+                               timeout=300)
         if done.returncode != 0:
             raise RuntimeError(f"building the {kind} database template failed:\n{done.stderr[-3000:]}")
         _templates[key] = path

@@ -26,7 +26,7 @@ PROBE = (
 def _settings(**env: str) -> dict:
     clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     proc = warm_python.run([sys.executable, "-c", PROBE], cwd=REPO, env={**clean, **env},
-                          capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -58,7 +58,7 @@ def _security(tmp_path: Path, **env: str) -> dict:
     clean = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SECRET_KEY", "EVASITE_DEBUG")}
     env.setdefault("EVASITE_SECRET_KEY_FILE", str(tmp_path / "secret_key"))
     proc = warm_python.run([sys.executable, "-c", SECURITY_PROBE], cwd=REPO, env={**clean, **env},
-                          capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -104,8 +104,8 @@ def test_every_request_passes_the_login_and_static_middleware(tmp_path: Path) ->
 def _check_deploy(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SECRET_KEY", "EVASITE_DEBUG", "EVASITE_HTTPS")}
     return warm_python.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=REPO,
-                          env={**clean, "EVASITE_SECRET_KEY_FILE": str(tmp_path / "secret_key"), **env},
-                          capture_output=True, text=True, timeout=120)
+                           env={**clean, "EVASITE_SECRET_KEY_FILE": str(tmp_path / "secret_key"), **env},
+                           capture_output=True, text=True, timeout=120)
 
 
 def test_check_deploy_is_clean_with_the_documented_production_variables(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def test_the_form_refuses_what_the_cli_refuses_with_the_cli_message(db) -> None:
              "--trials 0": {"trials": "0"}}
     for flags, fields in cases.items():
         cli = warm_python.run([sys.executable, "manage.py", "run_eval", "--modality", "text", *flags.split()],
-                             cwd=REPO, capture_output=True, text=True, timeout=120)
+                              cwd=REPO, capture_output=True, text=True, timeout=120)
         assert cli.returncode == 2
         message = cli.stderr.strip().splitlines()[-1].removeprefix("run_eval: error: ")
         assert _form_errors(**fields) == [message], flags

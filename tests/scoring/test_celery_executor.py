@@ -81,18 +81,18 @@ def test_celery_executor_refuses_storage_workers_cannot_share(stack: CeleryStack
     sqlite_env = {key: value for key, value in stack.env.items() if key != "DATABASE_URL"}
     sqlite_env.update(EVASITE_SQLITE_PATH=str(tmp_path / "db.sqlite3"), EVASITE_EXECUTOR="celery")
     check = warm_python.run([sys.executable, "manage.py", "check"], cwd=REPO, env=sqlite_env,
-                           capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=120)
     assert check.returncode != 0 and "DATABASE_URL pointing at PostgreSQL" in check.stderr
     run = warm_python.run([sys.executable, "manage.py", "run_eval", "--scenarios", SCENARIOS[0], "--modality", "text",
                           "--output-dir", str(tmp_path / "out")], cwd=REPO, env=sqlite_env,
-                         capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 1 and "DATABASE_URL pointing at PostgreSQL" in run.stderr
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("eval_*"))
     # A scenario longer than the cap the broker's visibility timeout assumes is refused too.
     capped = warm_python.run([sys.executable, "manage.py", "run_eval", "--scenarios", SCENARIOS[0], "--modality",
                              "text", "--executor", "celery", "--output-dir", str(tmp_path / "out")], cwd=REPO,
-                            env={**stack.env, "EVASITE_CELERY_DURATION_CAP": "60"},
-                            capture_output=True, text=True, timeout=120)
+                             env={**stack.env, "EVASITE_CELERY_DURATION_CAP": "60"},
+                             capture_output=True, text=True, timeout=120)
     assert capped.returncode == 1 and "may run 900s, more than EVASITE_CELERY_DURATION_CAP=60" in capped.stderr
 
 

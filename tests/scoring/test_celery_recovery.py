@@ -112,8 +112,8 @@ def test_the_runs_last_writes_outlast_a_postgres_blip(stack: CeleryStack, tmp_pa
     errors = tmp_path / "closer.err"
     with open(errors, "w") as stderr:
         closer = warm_python.Popen([sys.executable, "-c", prelude + CLOSE_AT_THE_END.format(session=str(tmp_path))],
-                                  cwd=REPO, env=stack.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=stderr, text=True)
+                                   cwd=REPO, env=stack.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=stderr, text=True)
     try:
         assert closer.stdout.readline() == "ready\n"
         stack.postgres.stop()

@@ -54,7 +54,7 @@ def test_gitlab_runs_the_same_commands_as_github() -> None:
 def _step(script: str, workspace: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
     # GitHub's default shell for `run:` on Linux.
     return warm_python.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=workspace,
-                          env=env, capture_output=True, text=True, timeout=timeout)
+                           env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture

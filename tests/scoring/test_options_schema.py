@@ -104,7 +104,7 @@ def test_resume_inherits_untyped_flags_and_reports_typed_differences() -> None:
 
 def _run_eval(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return warm_python.run([sys.executable, "manage.py", "run_eval", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=300)
 
 
 def test_cli_resume_alone_keeps_the_modality_selection_and_concurrency(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ def test_run_eval_on_postgresql(tmp_path: Path, database_url: str) -> None:
     warm_python.run([*manage, "migrate", "-v", "0"], cwd=REPO, env=env, check=True, timeout=180)
     run = warm_python.run([*manage, "run_eval", "--scenarios", "eva_airline__voluntary_date_change",
                           "eva_airline__2_1_2", "--modality", "text", "--output-dir", str(tmp_path)],
-                         cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     check = warm_python.run([sys.executable, "-c", CHECK], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert check.stdout.split() == ["postgresql", "finished", "2", "True", "True"], check.stderr

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     return warm_python.run([sys.executable, "manage.py", "replay_calls", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=120)
 
 
 def test_all_gold_lists_match() -> None:

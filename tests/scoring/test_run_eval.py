@@ -139,7 +139,7 @@ def test_sigkilled_run_resumes_without_loss_or_double_count(tmp_path: Path) -> N
 
     out = tmp_path / "killed"
     proc = warm_python.Popen([sys.executable, "manage.py", *common, "--output-dir", str(out)], cwd=REPO, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list(out.glob("eval_*/*/metrics.json"))) < 3:
         time.sleep(0.01)

@@ -25,7 +25,7 @@ def _manage(tmp_path: Path, *args: str) -> None:
            "EVASITE_SECRET_KEY_FILE": str(tmp_path / "secret_key"), "DATABASE_URL": "", "EVASITE_UMASK": ""}
     env.pop("DJANGO_SECRET_KEY", None)
     done = warm_python.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=600, umask=0o022)
+                           timeout=600, umask=0o022)
     assert done.returncode == 0, done.stderr[-3000:]
 
 

@@ -35,7 +35,7 @@ def test_password_reset_is_routed_once_mail_is_configured() -> None:
     answers = {}
     for host in ("", "smtp.example.org"):
         done = warm_python.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "EVASITE_EMAIL_HOST": host})
+                               env={**os.environ, "EVASITE_EMAIL_HOST": host})
         assert done.returncode == 0, done.stderr
         answers[host] = done.stdout.strip()
     assert answers == {"": "unrouted", "smtp.example.org": "/accounts/password_reset/"}

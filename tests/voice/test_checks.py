@@ -42,7 +42,7 @@ def test_check_command_names_the_active_speech_stack(tmp_path) -> None:
     env = {"PATH": "/usr/bin:/bin", "EVASITE_STT": "whisper", "EVASITE_TTS": "piper",
            "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3"), "HOME": str(tmp_path)}
     done = warm_python.run([sys.executable, "manage.py", "check"], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=120)
+                           text=True, timeout=120)
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     assert "voice.I001" in out and "TTS 'piper'" in out and "whisper-tiny.en" in out

@@ -87,7 +87,12 @@ async def test_openai_backend_calls_tools_through_local_server():
                 break
             await asyncio.sleep(0.02)
         await agent.drain()
-        history = await agent.context_history()
+        # The reply is spoken before the assistant aggregator, after the emitter, appends it.
+        for _ in range(250):
+            history = await agent.context_history()
+            if history and history[-1].get("role") == "assistant":
+                break
+            await asyncio.sleep(0.02)
         await agent.stop()
     finally:
         await runner.cleanup()
