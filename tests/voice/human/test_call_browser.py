@@ -219,12 +219,12 @@ def test_type_instead_when_the_microphone_is_denied_lands_on_the_gold_hash(call_
             turns = _agent_turns(page)
             seen = len(turns)
             assert log.locator("li").last.text_content().startswith("Agent:")
-            box.fill(reply_to(turns[-1], spoken=False))
             try:
+                box.fill(reply_to(turns[-1], spoken=False), timeout=15_000)
                 page.get_by_role("button", name="Send").click(timeout=15_000)
             except PlaywrightTimeout:
                 if "/results/" in page.url:
-                    break  # that agent turn was its last: the call ended while the reply was typed
+                    break  # that agent turn was its last: the call ended (and hid the box) while the reply was typed
                 raise
             page.wait_for_function(  # the typed line comes back as the tester's turn
                 "(n) => location.pathname.startsWith('/results/') || document.querySelectorAll('#transcript li.user').length >= n",
