@@ -54,9 +54,10 @@ def _fork_server() -> multiprocessing.context.BaseContext:
 def _supported(args: Any, kwargs: dict) -> bool:
     if not isinstance(args, (list, tuple)) or len(args) < 2 or args[0] != sys.executable:
         return False
-    if args[1] in ("-c", "-m") and len(args) < 3:
-        return False
-    if not (args[1] in ("-c", "-m") or not args[1].startswith("-")):
+    if args[1] in ("-c", "-m"):
+        if len(args) < 3:
+            return False
+    elif args[1].startswith("-"):  # an interpreter option a fork cannot take
         return False
     if kwargs.get("stdin") not in (None, subprocess.DEVNULL) or kwargs.get("input") is not None:
         return False
@@ -168,10 +169,11 @@ class WarmProcess:
         self.args = args
         self.returncode: Optional[int] = None
         self._text = bool(text or encoding or errors)
-        self._spool = Path(tempfile.mkdtemp(prefix="evasite-warm-"))
-        self._out = self._spool / "stdout"
-        self._err = self._spool / "stderr"
         self._captured = (stdout == subprocess.PIPE, stderr == subprocess.PIPE)
+        # Captured output is spooled to files read at the end; nothing else needs a folder.
+        self._spool = Path(tempfile.mkdtemp(prefix="evasite-warm-")) if any(self._captured) else None
+        self._out = self._spool / "stdout" if self._spool else Path(os.devnull)
+        self._err = self._spool / "stderr" if self._spool else Path(os.devnull)
         for path, captured in ((self._out, self._captured[0]), (self._err, self._captured[1])):
             if captured:
                 path.touch(mode=0o600)
@@ -221,7 +223,8 @@ class WarmProcess:
         try:
             return self._read(self._out, self._captured[0]), self._read(self._err, self._captured[1])
         finally:
-            shutil.rmtree(self._spool, ignore_errors=True)
+            if self._spool is not None:
+                shutil.rmtree(self._spool, ignore_errors=True)
 
     def __enter__(self) -> "WarmProcess":
         return self
