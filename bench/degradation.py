@@ -21,7 +21,7 @@ from speech_runs import SEEDS, run_voice  # noqa: E402
 from scoring.core.condition_table import condition_table_of  # noqa: E402
 
 DEFAULT_CONDITIONS = ("clean,phone,phone:loss=5%,noise:snr=10,noise:snr=5,noise:snr=0,noise:babble:snr=5,"
-                      "noise:babble:snr=0,rate:1.3,voice:espeak")
+                      "noise:babble:snr=0,rate:1.3,voice:espeak,barge-in")
 
 
 def _pct(value: float | None) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from voice.bots.factory import build_brain
 from voice.bots.host import BotHost
 from voice.bridge.endpoints import InProcessEndpoint, PeerEndpoint, WebSocketEndpoint
-from voice.conditions.speaker import SpeakerSettings
+from voice.conditions.speaker import BargeInSettings, SpeakerSettings
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,8 @@ class PeerSpec:
     api_key_name: str | None = None
     speaker: SpeakerSettings | None = None
     """How a built-in bot's TTS speaks (a ``rate``/``voice`` condition); None: the configured TTS."""
+    barge_in: BargeInSettings | None = None
+    """When a built-in passenger cuts into the agent (the ``barge-in`` condition); None: never."""
 
     @property
     def in_process(self) -> bool:
@@ -32,5 +34,5 @@ def build_endpoint(spec: PeerSpec, *, modality: str) -> PeerEndpoint:
     if spec.url:
         return WebSocketEndpoint(spec.url)
     brain = build_brain(spec.role, model=spec.model, llm_url=spec.llm_url, api_key_name=spec.api_key_name,
-                        modality=modality, speaker=spec.speaker)
+                        modality=modality, speaker=spec.speaker, barge_in=spec.barge_in)
     return InProcessEndpoint(BotHost(brain))

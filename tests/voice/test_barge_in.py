@@ -1,16 +1,24 @@
 """The agent yields: Piper's audio for a long read-back stops within a frame or two of the
-caller starting to speak, and the speaking events say so (prototype processors, not wired)."""
+caller starting to speak, and the speaking events say so; every voice agent is built to yield,
+and only a passenger under ``barge-in`` cuts in."""
 from __future__ import annotations
 
 import asyncio
 import time
 
 from pipecat.frames.frames import EndFrame, TTSSpeakFrame, VADUserStartedSpeakingFrame
+import pytest
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.frame_processor import FrameProcessor
 from pipecat.workers.runner import WorkerRunner
 
+from voice.bots.models.base import BuiltinLLMService
+from voice.bots.models.null import NullPolicy
+from voice.bots.pipeline import PipecatBrain, SpeechFactories
 from voice.bots.processors.barge_in import InterruptibleSink, InterruptibleSpeechOutput, YieldToCaller
+from voice.bots.processors.transcript_input import TranscriptTurnCollector
+from voice.conditions.speaker import BargeInSettings
 from voice.protocol.channel import AudioChunk
 from voice.speech import registry
 
@@ -78,3 +86,38 @@ async def test_agent_without_interruption_says_it_all() -> None:
     heard, sink, yielder = await _speak(interrupt_after_s=None)
     assert yielder.interruptions == 0 and sink.dropped_audio_s == 0.0
     assert _audio_seconds(heard) > 7.0
+
+
+class _Stage(FrameProcessor):
+    """A stand-in speech service: passes frames on (the wiring, not the models, is under test)."""
+
+    async def process_frame(self, frame, direction) -> None:
+        await super().process_frame(frame, direction)
+        await self.push_frame(frame, direction)
+
+
+def _brain(role: str, **kwargs) -> PipecatBrain:
+    speech = SpeechFactories(tts=_Stage, stt=_Stage, vad=_Stage)
+    return PipecatBrain(role=role, llm_factory=lambda brain: BuiltinLLMService(NullPolicy()),
+                        modality="voice", speech=speech, **kwargs)
+
+
+def test_every_voice_agent_yields_and_only_a_barge_in_passenger_cuts_in() -> None:
+    agent = _brain("agent")._processors()
+    kinds = [type(p) for p in agent]
+    assert kinds.index(YieldToCaller) == 1 and InterruptibleSpeechOutput in kinds  # right after the VAD
+    assert not any(isinstance(p, TranscriptTurnCollector) and p._cut_in for p in agent)
+
+    plain = _brain("user")._processors()
+    assert YieldToCaller not in [type(p) for p in plain]
+    assert not any(isinstance(p, TranscriptTurnCollector) and p._cut_in for p in plain)
+
+    settings = BargeInSettings(after_s=2.5, max_cuts=1)
+    cutting = _brain("user", barge_in=settings)._processors()
+    collector = next(p for p in cutting if isinstance(p, TranscriptTurnCollector))
+    assert collector._cut_in is not None and collector._cut_in.settings == settings
+
+    with pytest.raises(ValueError, match="barge-in is how a voice passenger"):
+        _brain("agent", barge_in=settings)
+    with pytest.raises(ValueError, match="barge-in is how a voice passenger"):
+        PipecatBrain(role="user", llm_factory=lambda brain: None, modality="text", barge_in=settings)

@@ -4,14 +4,18 @@ timeout)."""
 from __future__ import annotations
 
 from pipecat.frames.frames import (
+    InputAudioRawFrame,
     LLMMessagesAppendFrame,
     TranscriptionFrame,
+    TTSSpeakFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
 from pipecat.tests.utils import SleepFrame, run_test
 
+from voice.bots.processors.barge_in import CUT_IN, CutInPlan
 from voice.bots.processors.sink import EmitSink
+from voice.conditions.speaker import BargeInSettings
 from voice.bots.processors.transcript_input import UNINTELLIGIBLE, TranscriptTurnCollector
 
 
@@ -48,3 +52,41 @@ async def test_speech_the_asr_could_not_make_out_still_ends_a_turn() -> None:
 async def test_silence_makes_no_turn() -> None:
     down, _ = await run_test(_collector(), frames_to_send=[SleepFrame(sleep=0.5)])
     assert _turns(down) == []
+
+
+def _speech(seconds: float) -> list:
+    """The other side's audio: 100 ms frames of 16 kHz silence (the VAD frames say it is speech)."""
+    return [InputAudioRawFrame(audio=bytes(3200), sample_rate=16000, num_channels=1)
+            for _ in range(round(seconds * 10))]
+
+
+def _turn(seconds: float, text: str) -> list:
+    """One turn of the other side; the sleep lets the transcription (a data frame) arrive before
+    the quiet audio that follows it (system frames, which pipecat does not queue behind it)."""
+    return [VADUserStartedSpeakingFrame(), *_speech(seconds), VADUserStoppedSpeakingFrame(),
+            _transcription(text), SleepFrame(sleep=0.05), *_speech(0.3)]
+
+
+async def test_under_barge_in_the_passenger_cuts_into_long_turns_and_hears_the_next_one_out() -> None:
+    plan = CutInPlan(BargeInSettings(after_s=2.0, max_cuts=2))
+    collector = TranscriptTurnCollector(EmitSink(), turn_gap_secs=0.2, cut_in=plan)
+    down, _ = await run_test(collector, frames_to_send=[
+        *_turn(1.5, "How can I help?"),                 # shorter than 2 s: heard out, answered
+        *_turn(5.0, "I can move you to flight"),        # cut 2 s in, dropped
+        *_turn(5.0, "I can move you to flight S K seven zero three. Shall I go ahead?"),  # spared
+        *_turn(5.0, "All done, your new flight"),       # cut again (the second and last cut)
+        *_turn(5.0, "Is there anything else?"),         # spared
+        *_turn(5.0, "Goodbye then."),                   # no cut left: heard out
+    ])
+    spoken = [f for f in down if isinstance(f, TTSSpeakFrame)]
+    assert [f.text for f in spoken] == [CUT_IN, CUT_IN] and plan.cuts == 2
+    assert not any(f.append_to_context for f in spoken)
+    assert _turns(down) == ["How can I help?", "I can move you to flight S K seven zero three. Shall I go ahead?",
+                            "Is there anything else?", "Goodbye then."]
+    # Each cut came 2 s into its 5 s turn, not at its end.
+    assert plan.cut_at_s == [2.0, 2.0]
+
+
+async def test_without_barge_in_long_turns_are_heard_out() -> None:
+    down, _ = await run_test(_collector(), frames_to_send=[*_turn(6.0, "A long read-back."), SleepFrame(sleep=0.3)])
+    assert _turns(down) == ["A long read-back."] and not any(isinstance(f, TTSSpeakFrame) for f in down)

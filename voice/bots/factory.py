@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 from voice.bots.brain import Brain
 from voice.bots.models.catalogue import builtin_model, builtin_names
 from voice.bots.pipeline import PipecatBrain, SpeechFactories
-from voice.conditions.speaker import SpeakerSettings
+from voice.conditions.speaker import BargeInSettings, SpeakerSettings
 from voice.modality import check_modality
 
 
@@ -25,6 +25,7 @@ def build_brain(
     pace_audio: Optional[bool] = None,
     turn_gap_secs: Optional[float] = None,
     speaker: Optional[SpeakerSettings] = None,
+    barge_in: Optional[BargeInSettings] = None,
 ) -> Brain:
     """A ``PipecatBrain`` for ``role`` ("agent" | "user").
 
@@ -34,9 +35,10 @@ def build_brain(
     built and never stored; without one, only a loopback endpoint is accepted (key
     "not-needed"). ``pace_audio`` (default: on in voice) sends TTS audio in real time;
     ``turn_gap_secs`` is the quiet time that ends a heard turn in voice modality; ``speaker``
-    (a ``rate``/``voice`` condition) picks the TTS's voice and pace instead of ``tts``.
+    (a ``rate``/``voice`` condition) picks the TTS's voice and pace instead of ``tts``;
+    ``barge-in`` makes a voice passenger cut into the agent's long turns.
     """
-    options: dict = {"pace_audio": pace_audio}
+    options: dict = {"pace_audio": pace_audio, "barge_in": barge_in}
     if turn_gap_secs is not None:
         options["turn_gap_secs"] = turn_gap_secs  # else the collector's TURN_GAP_SECS
     if role not in ("agent", "user"):

@@ -3,6 +3,8 @@
 text:  utterance -> user aggregator -> LLM (+tools) -> token metrics -> utterance emitter -> assistant aggregator
 voice: audio -> Silero VAD -> STT -> turn collector -> user aggregator -> LLM (+tools) -> token metrics
        -> TTS -> speech emitter (events + 24 kHz chunks) -> assistant aggregator
+       (the agent yields to a caller who cuts in: ``YieldToCaller`` after the VAD and an
+       interruptible emitter and sink; under ``barge-in`` the passenger's collector cuts in)
 
 What must survive reconnects lives on the brain (the LLMContext, the tool map, shared_state,
 the model policy); the pipeline itself is rebuilt for every connection and torn down at stop.
@@ -33,6 +35,7 @@ from pipecat.utils.types import NOT_GIVEN
 from pipecat.workers.runner import WorkerRunner
 
 from voice.bots.brain import STOP_BUDGET_SECS, BrainConfig, Emit
+from voice.bots.processors.barge_in import CutInPlan, InterruptibleSink, InterruptibleSpeechOutput, YieldToCaller
 from voice.bots.processors.metrics_emitter import TokenMetricsEmitter
 from voice.bots.processors.sink import EmitSink
 from voice.bots.processors.speech_output import SpeechOutputEmitter
@@ -41,6 +44,7 @@ from voice.bots.processors.transcript_input import TURN_GAP_SECS, TranscriptTurn
 from voice.bots.toolbox import Toolbox
 from voice.audio.pcm import resample
 from voice.protocol.channel import AudioChunk
+from voice.conditions.speaker import BargeInSettings
 from voice.modality import Modality, check_modality
 
 INPUT_SAMPLE_RATE = 16000
@@ -81,6 +85,7 @@ class PipecatBrain:
         pace_audio: Optional[bool] = None,
         turn_gap_secs: float = TURN_GAP_SECS,
         chunk_secs: float = 0.1,
+        barge_in: Optional[BargeInSettings] = None,
     ) -> None:
         if role not in ("agent", "user"):
             raise ValueError(f"role must be 'agent' or 'user', not {role!r}")
@@ -94,7 +99,12 @@ class PipecatBrain:
         self._speech = speech
         self._turn_gap = turn_gap_secs
         self._chunk_secs = chunk_secs
-        self._sink = EmitSink(pace_audio=(modality == "voice") if pace_audio is None else pace_audio)
+        if barge_in is not None and (role != "user" or modality != "voice"):
+            raise ValueError("barge-in is how a voice passenger (role 'user') speaks")
+        self._barge_in = barge_in
+        pace = (modality == "voice") if pace_audio is None else pace_audio
+        # A voice agent yields to a caller who cuts in, which needs a sink whose queue can be dropped.
+        self._sink = InterruptibleSink(pace_audio=pace) if self._yields else EmitSink(pace_audio=pace)
         self.shared_state: dict = {}
         self.prompt = ""
         self.context = LLMContext()
@@ -157,6 +167,10 @@ class PipecatBrain:
         """Wait until queued events have been delivered."""
         await self._sink.drain(timeout)
 
+    @property
+    def _yields(self) -> bool:
+        return self.role == "agent" and self.modality == "voice"
+
     def _calls_in_progress(self) -> bool:
         return self._assistant is not None and self._assistant.has_function_calls_in_progress
 
@@ -190,15 +204,25 @@ class PipecatBrain:
             return [pair.user(), llm, metrics, TextUtteranceEmitter(self._sink, self.role), pair.assistant()]
         speech = self._speech
         assert speech is not None
+        hearing: list[FrameProcessor] = [speech.vad()]
+        if self._yields:
+            assert isinstance(self._sink, InterruptibleSink)
+            output: SpeechOutputEmitter = InterruptibleSpeechOutput(
+                self._sink, sample_rate=OUTPUT_SAMPLE_RATE, chunk_secs=self._chunk_secs)
+            # Not while a tool call is settling: an interruption would cancel it.
+            hearing.append(YieldToCaller(lambda: output.speaking() and not self._calls_in_progress()))
+        else:
+            output = SpeechOutputEmitter(self._sink, sample_rate=OUTPUT_SAMPLE_RATE, chunk_secs=self._chunk_secs)
+        cut_in = CutInPlan(self._barge_in) if self._barge_in is not None else None
         return [
-            speech.vad(),
+            *hearing,
             speech.stt(),
-            TranscriptTurnCollector(self._sink, turn_gap_secs=self._turn_gap),
+            TranscriptTurnCollector(self._sink, turn_gap_secs=self._turn_gap, cut_in=cut_in),
             pair.user(),
             llm,
             metrics,
             speech.tts(),
-            SpeechOutputEmitter(self._sink, sample_rate=OUTPUT_SAMPLE_RATE, chunk_secs=self._chunk_secs),
+            output,
             pair.assistant(),
         ]
 

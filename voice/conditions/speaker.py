@@ -29,7 +29,9 @@ class SpeakerSettings:
 
 @dataclass(frozen=True)
 class BargeInSettings:
-    """The passenger cuts into agent turns longer than ``min_turn_s``, ``after_s`` into them."""
+    """The passenger cuts into an agent turn once it has heard ``after_s`` of the agent's speech in
+    it (shorter turns are left alone), at most ``max_cuts`` times a call and never into the turn
+    that answers its own cut-in (a caller who interrupted lets the agent's next turn finish)."""
 
-    after_s: float = 2.0
-    min_turn_s: float = 4.0
+    after_s: float = 4.0
+    max_cuts: int = 3

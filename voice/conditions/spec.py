@@ -66,8 +66,8 @@ KINDS: dict[str, tuple[Param, ...]] = {
     "rate": (Param("factor", "factor", None, 0.5, 2.0, always_named=True),),
     "voice": (Param("name", "choice", None, choices=SECOND_VOICES, always_named=True),),
     "barge-in": (
-        Param("after", "s", 2.0, 0.3, 30.0, label="after"),
-        Param("min", "s", 4.0, 0.5, 60.0, label="min"),
+        Param("after", "s", 4.0, 0.5, 60.0, label="after"),
+        Param("max", "int", 3, 1, 100, label="max"),
     ),
 }
 AUDIO_KINDS = ("noise", "phone")
@@ -221,7 +221,7 @@ class Condition:
     def barge_in(self) -> Optional[BargeInSettings]:
         for part in self.parts:
             if part.kind == "barge-in":
-                return BargeInSettings(after_s=part["after"], min_turn_s=part["min"])
+                return BargeInSettings(after_s=part["after"], max_cuts=int(part["max"]))
         return None
 
     def describe(self) -> dict[str, Any]:

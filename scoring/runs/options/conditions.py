@@ -33,10 +33,8 @@ def conditions_problem(text: str | None, *, modality: str, user_url: str | None)
     kinds = {part.kind for condition in conditions for part in condition.parts}
     if modality != "voice" and kinds - {"clean"}:
         return "--conditions other than clean need --modality voice (text has no audio or voice to change)"
-    if "barge-in" in kinds:
-        return "--conditions: barge-in is parsed but not yet run (the built-in passenger does not interrupt yet)"
-    speaker = sorted(kinds & set(SPEAKER_KINDS))
-    if speaker and user_url:
-        return (f"--conditions: {', '.join(speaker)} change the built-in passenger's voice; "
+    passenger = sorted(kinds & {*SPEAKER_KINDS, "barge-in"})
+    if passenger and user_url:
+        return (f"--conditions: {', '.join(passenger)} change how the built-in passenger speaks; "
                 "a passenger at --user-url speaks for itself")
     return None

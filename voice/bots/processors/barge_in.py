@@ -1,9 +1,9 @@
-"""Barge-in for the built-in agent: it stops talking when the caller starts (prototype; not wired).
+"""Barge-in: the built-in agent stops talking when the caller starts; the passenger cuts in.
 
-Why three pieces: pipecat's interruption (an ``InterruptionFrame`` broadcast through the
-pipeline) stops the LLM and the TTS, but the TTS renders far faster than real time, so most of
-an utterance is already waiting in the ``EmitSink``'s paced queue when the caller cuts in. To
-yield, the agent must also drop that queued audio and say it stopped speaking:
+Why three pieces on the agent's side: pipecat's interruption (an ``InterruptionFrame`` broadcast
+through the pipeline) stops the LLM and the TTS, but the TTS renders far faster than real time, so
+most of an utterance is already waiting in the ``EmitSink``'s paced queue when the caller cuts in.
+To yield, the agent must also drop that queued audio and say it stopped speaking:
 
 - ``InterruptibleSink``: an ``EmitSink`` that can drop its queued audio chunks (events stay, in
   order) and tells whether audio is still playing;
@@ -12,9 +12,9 @@ yield, the agent must also drop that queued audio and say it stopped speaking:
 - ``InterruptibleSpeechOutput``: the speech emitter that, on an interruption, drops what is
   buffered and queued and ends the utterance (bot-tts-stopped, bot-stopped-speaking).
 
-Wiring (phase 2): ``PipecatBrain`` builds an ``InterruptibleSink`` for voice agents and puts
-``YieldToCaller`` after ``speech.vad()`` and ``InterruptibleSpeechOutput`` in place of
-``SpeechOutputEmitter``.
+``PipecatBrain`` wires all three into every voice agent. The passenger's side (``CutInPlan``) is
+the ``barge-in`` condition: ``TranscriptTurnCollector`` counts the agent's speech in a turn and
+asks the plan when to cut in.
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from voice.bots.processors.sink import EmitSink
 from voice.bots.processors.speech_output import SpeechOutputEmitter
+from voice.conditions.speaker import BargeInSettings
 from voice.protocol.channel import AudioChunk
 
 
@@ -97,3 +98,38 @@ class InterruptibleSpeechOutput(SpeechOutputEmitter):
             self._stop()  # queues bot-tts-stopped and bot-stopped-speaking, now first in line
             await asyncio.sleep(0)
         await super().process_frame(frame, direction)
+
+
+CUT_IN = "Sorry, go on."
+"""What the passenger says when it cuts in: neither a yes nor a no to what it has not heard, so
+the agent's answer to it (a repeated offer, the question again) tests recovery, not luck."""
+
+
+class CutInPlan:
+    """When an impatient passenger cuts into the agent (the ``barge-in`` condition).
+
+    A turn is what the collector joins between the caller's turn ends; ``turn_ended`` is told
+    whether the turn just ended was cut, so the next one is heard in full."""
+
+    def __init__(self, settings: BargeInSettings) -> None:
+        self.settings = settings
+        self.cut_at_s: list[float] = []
+        """How far into its turn (seconds of speech) each cut came."""
+        self._spare_turn = False
+
+    def due(self, turn_speech_s: float) -> bool:
+        """Whether to cut into the current turn, which has carried ``turn_speech_s`` of speech."""
+        return (not self._spare_turn and self.cuts < self.settings.max_cuts
+                and turn_speech_s >= self.settings.after_s)
+
+    @property
+    def cuts(self) -> int:
+        return len(self.cut_at_s)
+
+    def cut(self, turn_speech_s: float) -> str:
+        """Record a cut ``turn_speech_s`` into the turn; the words to say."""
+        self.cut_at_s.append(round(turn_speech_s, 3))
+        return CUT_IN
+
+    def turn_ended(self, *, was_cut: bool) -> None:
+        self._spare_turn = was_cut

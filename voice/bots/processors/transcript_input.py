@@ -12,11 +12,15 @@ from pipecat.frames.frames import (
     InputAudioRawFrame,
     LLMMessagesAppendFrame,
     TranscriptionFrame,
+    TTSSpeakFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
+from loguru import logger
+
+from voice.bots.processors.barge_in import CutInPlan
 from voice.bots.processors.sink import EmitSink
 from voice.protocol import rtvi
 
@@ -44,14 +48,23 @@ class TranscriptTurnCollector(FrameProcessor):
     while the rest of the caller's utterance was still waiting in the queue, which split turns
     and made the agent answer mid-utterance. The wall clock is only the fallback for a stream that
     has really stopped (no audio frame for ``STALE_AUDIO_SECS``) or never carried audio.
+
+    With a ``cut_in`` plan (the passenger under ``barge-in``) it also counts the other side's
+    speech in the current turn and, when the plan says so, speaks over it: the cut turn is dropped
+    (what was heard of it is still reported, but never answered) and the next is awaited.
     """
 
     STALE_AUDIO_SECS = 2.0
 
-    def __init__(self, sink: EmitSink, *, turn_gap_secs: float = TURN_GAP_SECS, **kwargs) -> None:
+    def __init__(self, sink: EmitSink, *, turn_gap_secs: float = TURN_GAP_SECS,
+                 cut_in: Optional[CutInPlan] = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self._sink = sink
         self._gap = turn_gap_secs
+        self._cut_in = cut_in
+        self._turn_speech = 0.0
+        """Seconds of the other side's speech in the current turn (for ``cut_in``)."""
+        self._turn_cut = False
         self._parts: list[str] = []
         self._speaking = False
         self._heard_speech = False
@@ -65,8 +78,13 @@ class TranscriptTurnCollector(FrameProcessor):
         await super().process_frame(frame, direction)
         if isinstance(frame, InputAudioRawFrame):
             self._last_audio = time.monotonic()
-            if not self._speaking and (self._parts or self._heard_speech):
-                self._quiet_audio += len(frame.audio) / (2 * frame.sample_rate * max(1, frame.num_channels))
+            seconds = len(frame.audio) / (2 * frame.sample_rate * max(1, frame.num_channels))
+            if self._speaking:
+                self._turn_speech += seconds
+                if self._cut_in is not None and not self._turn_cut and self._cut_in.due(self._turn_speech):
+                    await self._speak_over()
+            elif self._parts or self._heard_speech:
+                self._quiet_audio += seconds
                 if self._pending_segments == 0 and self._quiet_audio >= self._gap:
                     await self._cancel_timer()
                     await self._finish_turn()
@@ -95,7 +113,8 @@ class TranscriptTurnCollector(FrameProcessor):
             text = frame.text.strip()
             if text:
                 self._sink.send(rtvi.user_transcription(text, final=True))
-                self._parts.append(text)
+                if not self._turn_cut:
+                    self._parts.append(text)
             if not self._speaking and self._pending_segments == 0 and self._parts:
                 if self._quiet_audio >= self._gap and self._audio_flowing():
                     await self._cancel_timer()
@@ -133,13 +152,30 @@ class TranscriptTurnCollector(FrameProcessor):
         if self._pending_segments == 0:
             await self._finish_turn()
 
+    async def _speak_over(self) -> None:
+        """Cut into the other side's turn: say the plan's words now; the turn will be dropped."""
+        assert self._cut_in is not None
+        self._turn_cut = True
+        self._parts = []
+        words = self._cut_in.cut(self._turn_speech)
+        logger.debug(f"cutting in after {self._turn_speech:.1f} s of the other side's turn: {words!r}")
+        # Not added to this side's context: a reflex, not an answer to anything it heard.
+        await self.push_frame(TTSSpeakFrame(words, append_to_context=False))
+
     async def _finish_turn(self) -> None:
         if self._speaking or not (self._parts or self._heard_speech):
             return
         text = " ".join(self._parts) or UNINTELLIGIBLE
+        was_cut = self._turn_cut
         self._parts = []
         self._heard_speech = False
         self._quiet_audio = 0.0
+        self._turn_speech = 0.0
+        self._turn_cut = False
+        if self._cut_in is not None:
+            self._cut_in.turn_ended(was_cut=was_cut)
+        if was_cut:
+            return
         await self.push_frame(
             LLMMessagesAppendFrame(messages=[{"role": "user", "content": text}], run_llm=True)
         )
