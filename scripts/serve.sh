@@ -9,8 +9,8 @@
 #
 # Workers: EVASITE_WEB_WORKERS, default the number of cores; flags given here win over the
 # defaults below (--workers 1 is one process, like daphne). The processes share nothing in
-# memory: what crosses them needs REDIS_URL, and what is held by one process (a run's Cancel, a
-# human call) needs the request to reach that process; the README states the rule.
+# memory: what crosses them (live progress, Listen, Cancel) needs REDIS_URL, and what is held by one
+# process (a spoken human call) needs the request to reach that process; the README states the rule.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +24,7 @@ for i in "${!args[@]}"; do  # a --workers flag given here is the count the warni
 done
 if [ "$workers" -gt 1 ] && [ -z "${REDIS_URL:-}" ]; then
   echo "serve.sh: $workers processes without REDIS_URL: each has its own in-memory channel layer, so a" \
-       "run page follows a run live, and Listen hears it, only when they reach the process that runs it." >&2
+       "run page follows a run live, Listen hears it and Cancel stops it only when they reach the process that runs it." >&2
 fi
 
 # --loop asyncio: the standard event loop daphne runs on too (aiortc's calls and Listen are tested

@@ -74,12 +74,16 @@ def autoretry_suffix(retries: int, when: datetime) -> str:
 def move_aside(scenario_dir: Path, suffix: str) -> Path:
     """Rename ``<scenario>`` to ``<scenario>.killed.<suffix>`` and drop an empty ``__KILLED__`` in it.
 
-    Never overwrites: an existing target raises, because moved-aside attempts are evidence.
+    Never overwrites, because moved-aside attempts are evidence: when the name is taken (two
+    resumes within one second, each finding the scenario in flight) the next free
+    ``<suffix>_2``, ``_3``... is used.
     """
     scenario_dir = Path(scenario_dir)
-    target = scenario_dir.with_name(f"{scenario_dir.name}{KILLED_INFIX}{suffix}")
-    if target.exists():
-        raise FileExistsError(f"{target} already exists")
+    base = scenario_dir.with_name(f"{scenario_dir.name}{KILLED_INFIX}{suffix}")
+    target, n = base, 1
+    while target.exists():
+        n += 1
+        target = base.with_name(f"{base.name}_{n}")
     scenario_dir.rename(target)
     (target / KILLED_MARKER).touch()
     return target

@@ -28,7 +28,8 @@ from scoring.core.artifacts_text import format_latencies_csv
 from scoring.runs.attempt import load_final_db
 from scoring.core.canonical import db_hash
 from scoring.runs.evallog import EvalLog
-from scoring.runs.executors.base import QueueItem, RunContext, RunError, RunInterrupted
+from scoring.runs import remote_cancel
+from scoring.runs.executors.base import QueueItem, RunCancelled, RunContext, RunError, RunInterrupted
 from scoring.runs.executors.choice import get_executor
 from scoring.runs.executors.lease import RunLeases
 from scoring.core.files import read_json, write_json, write_text_atomic
@@ -177,6 +178,7 @@ class _Run:
     on_open: Callable[[int], None] | None = None  # told the run's row id as soon as it exists
     user_endpoint: PeerEndpoint | None = None  # a human tester's live peer (scoring.runs.human_run)
     leases: RunLeases | None = None  # scenario leases, when other processes may run the run's scenarios
+    cancelled_by: str = ""  # who cancelled the run from the site through another process
 
     def __init__(self, options: RunOptions, argv: list[str], progress: ProgressSink, source: str) -> None:
         self.options = options
@@ -206,6 +208,7 @@ class _Run:
         session_dir, stamp, resuming = _session_dir(options)
         self.session_dir = session_dir
         self.log = log = EvalLog(session_dir / "evaluation_log.txt", append=resuming)
+        cancel_listener: asyncio.Task[None] | None = None
         try:
             if resuming:
                 log.write(f"=== RESUMING run eval_{stamp} ===")
@@ -227,6 +230,9 @@ class _Run:
                 owner_id=self.owner_id)).pk
             if self.on_open is not None:
                 self.on_open(self.run_id)
+            current = asyncio.current_task()
+            assert current is not None
+            cancel_listener = remote_cancel.listen(self.run_id, current, self._cancelled_from_afar)
             self.leases = self.executor.leases(self.run_id, session_dir, resuming)
             self.live = ChannelsProgress(self.run_id)
             self.display = self.progress
@@ -239,7 +245,12 @@ class _Run:
             report = await self._finish(queue, names, warnings)
             report.elapsed_seconds = time.monotonic() - started
             return report
-        except BaseException as exc:
+        except BaseException as caught:
+            if cancel_listener is not None:
+                cancel_listener.cancel()  # it would cancel the recording of the run's end below
+            exc = caught
+            if self.cancelled_by and isinstance(exc, asyncio.CancelledError):
+                exc = RunCancelled(f"cancelled from the site by {self.cancelled_by}")
             interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError, RunInterrupted))
             reason = (f"interrupted{f' ({exc})' if isinstance(exc, RunInterrupted) else ''}; "
                       f"resume with --resume {stamp}" if interrupted
@@ -256,10 +267,16 @@ class _Run:
                 except Exception as close_error:  # never hide the original failure
                     log.write(f"Could not record the run's end: {close_error}", "ERROR")
             if isinstance(exc, RunInterrupted):
-                raise RunInterrupted(reason) from exc  # the operator sees how to resume
+                raise type(exc)(reason) from caught  # the operator sees how to resume
             raise
         finally:
+            if cancel_listener is not None:
+                cancel_listener.cancel()
             log.close()
+
+    def _cancelled_from_afar(self, by: str) -> None:
+        self.cancelled_by = by
+        self.log.write(f"Cancel requested from the site by {by}")
 
     def _classify(self, queue: list[QueueItem], resuming: bool) -> list[QueueItem]:
         """§3.1 step 7: load completed scenarios, move in-flight ones aside, keep the rest. With

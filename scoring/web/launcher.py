@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,10 @@ from asgiref.sync import sync_to_async
 
 from scoring.runs.options import RunOptions, options_argv
 from scoring.runs.options.resume_defaults import adopt_recorded
+from scoring.runs import remote_cancel
+from scoring.runs.executors.base import RunCancelled
 from scoring.runs.runner import RunError, run_evaluation
+from scoring.web.selectors import run_is_running
 from scoring.web.site_gate import gate_finished_run, open_site_baseline
 
 log = logging.getLogger(__name__)
@@ -42,7 +46,7 @@ async def _execute(options: RunOptions, owner_id: int | None, on_open: Any) -> N
         report = await run_evaluation(options, argv=options_argv(options), source="web", owner_id=owner_id,
                                       on_open=on_open)
         await gate_finished_run(report, options, baseline)
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, RunCancelled):
         pass  # the runner has recorded the run as interrupted
     except RunError:
         raise  # reported to the request that is still waiting for the row
@@ -77,16 +81,21 @@ async def start(options: RunOptions, *, owner_id: int | None) -> int:
     raise RunError("the run ended before it was recorded")
 
 
-async def cancel(run_id: int) -> bool:
-    """Cancel a run this process coordinates and wait until it has recorded its end.
-
-    Returns False when the run is not running here (another process, or already over).
-    """
+async def cancel(run_id: int, *, by: str) -> bool:
+    """Cancel a run and wait until it has recorded its end: one this process coordinates, or,
+    over a shared Redis channel layer, one that another process coordinates (another web
+    process, a shell ``run_eval``). False when no coordinator could be reached: the run is over,
+    or it runs where this process cannot reach (the in-memory layer)."""
     task = _RUNNING.get(run_id)
-    if task is None or task.done():
+    if task is not None and not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=CANCEL_WAIT_SECONDS)
+        return True
+    if not await remote_cancel.request(run_id, by=by):
         return False
-    task.cancel()
-    await asyncio.wait({task}, timeout=CANCEL_WAIT_SECONDS)
+    deadline = time.monotonic() + CANCEL_WAIT_SECONDS
+    while time.monotonic() < deadline and await sync_to_async(run_is_running)(run_id):
+        await asyncio.sleep(0.25)
     return True
 
 

@@ -113,10 +113,10 @@ def cancel_refusal(run: Run) -> str:
     if run.status != Run.Status.RUNNING or run_orphaned(run):
         return f"This run has already {'finished' if run.status == Run.Status.FINISHED else 'stopped'}; there is nothing to cancel."
     where = f" on {run.coordinator_host}" if run.coordinator_host else ""
+    reach = "Cancel reaches it from here only when both share the Redis channel layer (REDIS_URL) and it answers."
     if run.source == Run.Source.CLI:
-        return (f"This run was started from the command line{where} and is coordinated there, not by this "
-                "server; it can only be stopped where it runs.")
-    return f"This run is coordinated by another server process{where}; it can only be cancelled from there."
+        return f"This run was started from the command line{where} and is coordinated there, not by this server. {reach}"
+    return f"This run is coordinated by another server process{where}. {reach}"
 
 
 def passenger_label(run: Run) -> str:

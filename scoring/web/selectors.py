@@ -84,6 +84,10 @@ def run_get(pk: int) -> Run | None:
     return _with_percent(Run.objects.filter(pk=pk)).first()
 
 
+def run_is_running(pk: int) -> bool:
+    return Run.objects.filter(pk=pk, status=Run.Status.RUNNING).exists()
+
+
 RUN_CHOICES = 500
 
 

@@ -302,8 +302,8 @@ async def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     run = await _controlled_run(request, pk)
     if isinstance(run, HttpResponse):
         return run
-    if await launcher.cancel(run.pk):
-        user = await request.auser()
+    user = await request.auser()
+    if await launcher.cancel(run.pk, by=user.get_username()):
         await sync_to_async(services.run_mark_cancelled)(run_id=run.pk, by=user.get_username())
         messages.success(request, "Cancelled. Finished scenarios keep their results; Resume runs the rest.")
     else:

@@ -73,16 +73,18 @@ def test_move_aside_for_resume(tmp_path: Path) -> None:
     assert (target / "metrics.json").exists()
 
 
-def test_move_aside_for_autoretry_and_never_overwrites(tmp_path: Path) -> None:
+def test_move_aside_for_autoretry_never_overwrites_an_earlier_one(tmp_path: Path) -> None:
     when = datetime(2026, 3, 17, 9, 5, 7)
     assert r.autoretry_suffix(2, when) == "autoretry2.20260317_090507"
     d = _scenario(tmp_path, "s", None)
     target = r.move_aside(d, r.autoretry_suffix(1, when))
     assert target.name == "s.killed.autoretry1.20260317_090507" and (target / "__KILLED__").exists()
-    _scenario(tmp_path, "s", None)
-    with pytest.raises(FileExistsError):
-        r.move_aside(tmp_path / "s", r.autoretry_suffix(1, when))
-    assert (tmp_path / "s").exists()
+    # The same name again (two resumes in one second): the earlier evidence stays, the new one is _2.
+    _scenario(tmp_path, "s", {"marker": "second"})
+    again = r.move_aside(tmp_path / "s", r.autoretry_suffix(1, when))
+    assert again.name == "s.killed.autoretry1.20260317_090507_2" and (again / "__KILLED__").exists()
+    assert (again / "metrics.json").exists() and not (target / "metrics.json").exists()
+    assert not (tmp_path / "s").exists()
 
 
 # --- §16.3 --------------------------------------------------------------------------------------

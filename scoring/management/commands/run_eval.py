@@ -14,6 +14,7 @@ from scoring.runs.interrupt import until_interrupted
 from scoring.runs.options import OptionsError, add_run_arguments, explicit_options, options_from_mapping
 from scoring.runs.options.entry import prepare
 from scoring.runs.progress import TerminalProgress
+from scoring.runs.executors.base import RunCancelled
 from scoring.runs.runner import RunError, run_evaluation
 from voice.bridge.outcome import SessionSetupError
 
@@ -44,6 +45,8 @@ class Command(BaseCommand):
             report = asyncio.run(until_interrupted(
                 run_evaluation(options, argv=sys.argv, progress=TerminalProgress(sys.stdout))
             ))
+        except RunCancelled as exc:  # from the site, through another process: as if Ctrl-C
+            self._fail(str(exc), EXIT_INTERRUPTED)
         except (RunError, SessionSetupError) as exc:
             # An operator's problem (an unreachable URL, a bot that cannot be set up): one line.
             self._fail(str(exc))

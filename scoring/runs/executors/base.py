@@ -22,6 +22,10 @@ class RunInterrupted(RunError):
     """The run stopped without a verdict (lost broker, no worker progress): resume it later."""
 
 
+class RunCancelled(RunInterrupted):
+    """Someone cancelled the run from the site while another process coordinated it."""
+
+
 @dataclass(frozen=True)
 class QueueItem:
     """One scenario (one trial of it) in queue order."""

@@ -1,0 +1,85 @@
+"""Cancel a run from any process: its coordinator listens on a channel-layer group of its own.
+
+Why: a run is coordinated by one process (a shell ``run_eval``, or the web process whose form
+started it), while the Cancel button may be pressed on any web process behind a proxy. When the
+processes share the Redis channel layer, the one that receives the click asks the group, the
+coordinator cancels its run exactly as Ctrl-C would (the run ends ``interrupted`` and resumable)
+and answers, so the page can say so. With the in-memory layer (one process) nothing here runs:
+that process can only cancel what it holds itself (``scoring.web.launcher``).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from scoring.runs.interrupt import RECANCEL_SECS
+from voice.listen.remote import relay_layer
+
+ANSWER_WAIT_S = 3.0
+"""How long a Cancel waits for a coordinator to answer before saying none listens."""
+
+log = logging.getLogger(__name__)
+
+
+def group_name(run_id: int) -> str:
+    return f"run-control.{int(run_id)}"
+
+
+def listen(run_id: int, task: asyncio.Task[Any], on_cancel: Callable[[str], None], *,
+           layer: Any = None) -> asyncio.Task[None] | None:
+    """In the coordinator: until the returned task is cancelled, a cancel request for ``run_id``
+    calls ``on_cancel(who)`` and cancels ``task`` (again every half second until it ends, as a
+    cancellation swallowed on the way must not let the run go on). None: no cross-process layer."""
+    layer = layer if layer is not None else relay_layer()
+    if layer is None:
+        return None
+    return asyncio.ensure_future(_serve(layer, group_name(run_id), task, on_cancel))
+
+
+async def _serve(layer: Any, group: str, task: asyncio.Task[Any], on_cancel: Callable[[str], None]) -> None:
+    me = await layer.new_channel()
+    await layer.group_add(group, me)
+    try:
+        while True:
+            message = await layer.receive(me)
+            if message.get("type") != "run.cancel":
+                continue
+            on_cancel(str(message.get("by") or "someone")[:150])
+            reply = message.get("reply")
+            if isinstance(reply, str):
+                await layer.send(reply, {"type": "run.cancelling"})
+            while not task.done():
+                task.cancel()
+                await asyncio.wait({task}, timeout=RECANCEL_SECS)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # Redis went away: the run goes on, only remote Cancel is lost
+        log.warning("remote cancel listener for %s stopped: %r", group, exc)
+    finally:
+        await asyncio.shield(_leave(layer, group, me))
+
+
+async def _leave(layer: Any, group: str, channel: str) -> None:
+    try:
+        await layer.group_discard(group, channel)
+    except Exception:
+        pass
+
+
+async def request(run_id: int, *, by: str, layer: Any = None, timeout: float = ANSWER_WAIT_S) -> bool:
+    """Ask ``run_id``'s coordinator, wherever it runs, to cancel the run. True once it answered
+    that it is cancelling; False when no coordinator answered (none shares this layer, or the
+    run is over) or there is no cross-process layer."""
+    layer = layer if layer is not None else relay_layer()
+    if layer is None:
+        return False
+    reply = await layer.new_channel()
+    await layer.group_send(group_name(run_id), {"type": "run.cancel", "by": by, "reply": reply})
+    try:
+        async with asyncio.timeout(timeout):
+            answer = await layer.receive(reply)
+    except TimeoutError:
+        return False
+    return answer.get("type") == "run.cancelling"
