@@ -17,8 +17,10 @@ from typing import Any
 from scoring.runs.interrupt import RECANCEL_SECS
 from voice.listen.remote import relay_layer
 
-ANSWER_WAIT_S = 3.0
+ANSWER_WAIT_S = 6.0
 """How long a Cancel waits for a coordinator to answer before saying none listens."""
+RESEND_S = 1.0
+"""A request is sent again this often while unanswered (a receive cut short may lose a message)."""
 
 log = logging.getLogger(__name__)
 
@@ -27,26 +29,35 @@ def group_name(run_id: int) -> str:
     return f"run-control.{int(run_id)}"
 
 
-def listen(run_id: int, task: asyncio.Task[Any], on_cancel: Callable[[str], None], *,
-           layer: Any = None) -> asyncio.Task[None] | None:
-    """In the coordinator: until the returned task is cancelled, a cancel request for ``run_id``
-    calls ``on_cancel(who)`` and cancels ``task`` (again every half second until it ends, as a
-    cancellation swallowed on the way must not let the run go on). None: no cross-process layer."""
+async def listen(run_id: int, task: asyncio.Task[Any], on_cancel: Callable[[str], None], *,
+                 layer: Any = None) -> asyncio.Task[None] | None:
+    """In the coordinator: join ``run_id``'s group now, then, until the returned task is
+    cancelled, a cancel request calls ``on_cancel(who)`` and cancels ``task`` (again every half
+    second until it ends: a cancellation swallowed on the way must not let the run go on).
+    None: no cross-process layer, or it cannot be reached (the run goes on without remote Cancel)."""
     layer = layer if layer is not None else relay_layer()
     if layer is None:
         return None
-    return asyncio.ensure_future(_serve(layer, group_name(run_id), task, on_cancel))
+    group = group_name(run_id)
+    try:
+        me = await layer.new_channel()
+        await layer.group_add(group, me)
+    except Exception as exc:
+        log.warning("run %s cannot be cancelled from other processes: %r", run_id, exc)
+        return None
+    return asyncio.ensure_future(_serve(layer, group, me, task, on_cancel))
 
 
-async def _serve(layer: Any, group: str, task: asyncio.Task[Any], on_cancel: Callable[[str], None]) -> None:
-    me = await layer.new_channel()
-    await layer.group_add(group, me)
+async def _serve(layer: Any, group: str, me: str, task: asyncio.Task[Any], on_cancel: Callable[[str], None]) -> None:
+    asked = False
     try:
         while True:
             message = await layer.receive(me)
             if message.get("type") != "run.cancel":
                 continue
-            on_cancel(str(message.get("by") or "someone")[:150])
+            if not asked:
+                asked = True
+                on_cancel(str(message.get("by") or "someone")[:150])
             reply = message.get("reply")
             if isinstance(reply, str):
                 await layer.send(reply, {"type": "run.cancelling"})
@@ -70,16 +81,21 @@ async def _leave(layer: Any, group: str, channel: str) -> None:
 
 async def request(run_id: int, *, by: str, layer: Any = None, timeout: float = ANSWER_WAIT_S) -> bool:
     """Ask ``run_id``'s coordinator, wherever it runs, to cancel the run. True once it answered
-    that it is cancelling; False when no coordinator answered (none shares this layer, or the
-    run is over) or there is no cross-process layer."""
+    that it is cancelling; False when no coordinator answered within ``timeout`` (none shares
+    this layer, or the run is over) or there is no cross-process layer."""
     layer = layer if layer is not None else relay_layer()
     if layer is None:
         return False
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     reply = await layer.new_channel()
-    await layer.group_send(group_name(run_id), {"type": "run.cancel", "by": by, "reply": reply})
-    try:
-        async with asyncio.timeout(timeout):
-            answer = await layer.receive(reply)
-    except TimeoutError:
-        return False
-    return answer.get("type") == "run.cancelling"
+    message = {"type": "run.cancel", "by": by, "reply": reply}
+    while True:
+        await layer.group_send(group_name(run_id), message)
+        try:
+            async with asyncio.timeout(max(0.05, min(RESEND_S, deadline - loop.time()))):
+                answer = await layer.receive(reply)
+            return answer.get("type") == "run.cancelling"
+        except TimeoutError:
+            if loop.time() >= deadline:
+                return False

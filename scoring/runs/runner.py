@@ -232,7 +232,7 @@ class _Run:
                 self.on_open(self.run_id)
             current = asyncio.current_task()
             assert current is not None
-            cancel_listener = remote_cancel.listen(self.run_id, current, self._cancelled_from_afar)
+            cancel_listener = await remote_cancel.listen(self.run_id, current, self._cancelled_from_afar)
             self.leases = self.executor.leases(self.run_id, session_dir, resuming)
             self.live = ChannelsProgress(self.run_id)
             self.display = self.progress

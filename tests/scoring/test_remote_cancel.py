@@ -42,11 +42,10 @@ async def test_the_coordinator_cancels_its_run_even_when_the_first_cancellation_
 
     run = asyncio.ensure_future(stubborn_run())
     asked_by: list[str] = []
-    listener = remote_cancel.listen(7, run, asked_by.append, layer=layer)
+    listener = await remote_cancel.listen(7, run, asked_by.append, layer=layer)  # joined when it returns
     assert listener is not None
     try:
-        await asyncio.sleep(0.3)  # joined its group
-        assert not await remote_cancel.request(8, by="alice", layer=layer, timeout=0.5)  # nobody coordinates run 8
+        assert not await remote_cancel.request(8, by="alice", layer=layer, timeout=1.5)  # nobody coordinates run 8
         assert await remote_cancel.request(7, by="alice", layer=layer)
         async with asyncio.timeout(5):
             await asyncio.wait({run})
@@ -60,7 +59,7 @@ async def test_the_coordinator_cancels_its_run_even_when_the_first_cancellation_
 def test_without_a_cross_process_layer_nothing_listens_and_nothing_is_asked() -> None:
     async def check() -> None:
         task = asyncio.ensure_future(asyncio.sleep(0))
-        assert remote_cancel.listen(1, task, print) is None  # the tests' in-memory layer
+        assert await remote_cancel.listen(1, task, print) is None  # the tests' in-memory layer
         assert not await remote_cancel.request(1, by="alice")
         await task
 

@@ -119,7 +119,7 @@ class RunOptions:
                            help="voice (audio paced like a call) or text (utterances only).")
     conditions: str | None = option(None, form=CALL, compared_on_resume=True, metavar="LIST",
                                     help="Run every scenario under each listed condition (voice), e.g. "
-                                         "clean,phone:loss=5,noise:snr=5,rate:1.3,voice:espeak "
+                                         "clean,phone:loss=5,noise:snr=5,rate:1.3,voice:espeak,barge-in "
                                          "(README: Conditions).")
     agent_model: str = option("listening", form=AGENT, compared_on_resume=True,
                               help="A built-in agent model, or a model name served at --agent-llm-url.")
