@@ -200,3 +200,31 @@ async def test_a_wait_is_bounded_then_answered(monkeypatch):
     down, _ = await run_test(BuiltinLLMService(Hesitant()), frames_to_send=[
         LLMContextFrame(context), SleepFrame(sleep=0.05), LLMContextFrame(context), SleepFrame(sleep=0.6)])
     assert len([f for f in down if isinstance(f, LLMTextFrame)]) == 1
+
+
+async def test_a_wait_holds_while_the_other_side_speaks_again(monkeypatch):
+    """The agent paused between sentences and goes on: the clock must not answer over it; the
+    turn that its speech ends (the collector always ends one) is answered instead."""
+    from pipecat.frames.frames import LLMContextFrame, LLMTextFrame, VADUserStartedSpeakingFrame
+    from pipecat.processors.aggregators.llm_context import LLMContext
+    from pipecat.tests.utils import SleepFrame, run_test
+
+    from voice.bots.models import base
+    from voice.bots.models.base import BuiltinLLMService, Decision
+
+    class Hesitant:
+        model_name = "hesitant"
+
+        def decide(self, messages, *, waited=False):
+            if len(messages) > 1:
+                return Decision(text="My confirmation number is Z, K, three.")
+            return Decision(text="Sorry, could you say that again?") if waited else Decision(wait=True)
+
+    monkeypatch.setattr(base, "WAIT_SECS", 0.2)
+    first = LLMContext([{"role": "user", "content": "I can help with that."}])
+    both = LLMContext([{"role": "user", "content": "I can help with that."},
+                       {"role": "user", "content": "May I have your confirmation number?"}])
+    down, _ = await run_test(BuiltinLLMService(Hesitant()), frames_to_send=[
+        LLMContextFrame(first), SleepFrame(sleep=0.05), VADUserStartedSpeakingFrame(), SleepFrame(sleep=0.6),
+        LLMContextFrame(both), SleepFrame(sleep=0.3)])
+    assert [f.text for f in down if isinstance(f, LLMTextFrame)] == ["My confirmation number is Z, K, three."]

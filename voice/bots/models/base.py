@@ -21,6 +21,7 @@ from pipecat.frames.frames import (
     LLMFullResponseEndFrame,
     LLMFullResponseStartFrame,
     LLMTextFrame,
+    VADUserStartedSpeakingFrame,
 )
 from pipecat.metrics.metrics import LLMTokenUsage
 from pipecat.processors.aggregators.llm_context import LLMContext
@@ -118,6 +119,11 @@ class BuiltinLLMService(LLMService):
             await self._stop_waiting()  # new input supersedes a pending wait
             await self._complete(frame.context)
         else:
+            if isinstance(frame, VADUserStartedSpeakingFrame):
+                # The other side speaks again: the rest of the turn is coming, and the turn it
+                # ends (the collector always ends one) decides; the clock must not answer now,
+                # over it (a loaded TTS leaves gaps between an agent's sentences).
+                await self._stop_waiting()
             if isinstance(frame, (EndFrame, CancelFrame)):
                 await self._stop_waiting()
             await self.push_frame(frame, direction)
