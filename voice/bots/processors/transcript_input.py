@@ -65,6 +65,8 @@ class TranscriptTurnCollector(FrameProcessor):
         self._turn_speech = 0.0
         """Seconds of the other side's speech in the current turn (for ``cut_in``)."""
         self._turn_cut = False
+        self._ignored_segments = 0
+        """Segments of a cut turn still being decoded: reported when they come, never answered."""
         self._parts: list[str] = []
         self._speaking = False
         self._heard_speech = False
@@ -103,18 +105,27 @@ class TranscriptTurnCollector(FrameProcessor):
             self._pending_segments += 1
             self._quiet_audio = 0.0
             self._sink.send(rtvi.user_stopped_speaking())
-            # The segment's transcript is still being decoded; this is only the fallback for a
-            # segment whose transcription never arrives.
-            await self._arm_timer(self._gap + self._decode_allowance, give_up_decoding=True)
+            if self._turn_cut:
+                # A turn we spoke over ends when its speaker stops (it yielded): its segments
+                # are dropped as they decode, and whatever it says next is a turn of its own.
+                await self._cancel_timer()
+                self._end_cut_turn()
+            else:
+                # The segment's transcript is still being decoded; this is only the fallback for
+                # a segment whose transcription never arrives.
+                await self._arm_timer(self._gap + self._decode_allowance, give_up_decoding=True)
         elif isinstance(frame, TranscriptionFrame):
             # One transcription per decoded segment (an empty one when nothing was recognised);
             # the turn may only end once every segment of it has been decoded.
-            self._pending_segments = max(0, self._pending_segments - 1)
             text = frame.text.strip()
             if text:
                 self._sink.send(rtvi.user_transcription(text, final=True))
-                if not self._turn_cut:
-                    self._parts.append(text)
+            if self._ignored_segments:
+                self._ignored_segments -= 1
+                return
+            self._pending_segments = max(0, self._pending_segments - 1)
+            if text and not self._turn_cut:
+                self._parts.append(text)
             if not self._speaking and self._pending_segments == 0 and self._parts:
                 if self._quiet_audio >= self._gap and self._audio_flowing():
                     await self._cancel_timer()
@@ -162,20 +173,26 @@ class TranscriptTurnCollector(FrameProcessor):
         # Not added to this side's context: a reflex, not an answer to anything it heard.
         await self.push_frame(TTSSpeakFrame(words, append_to_context=False))
 
+    def _end_cut_turn(self) -> None:
+        assert self._cut_in is not None
+        self._ignored_segments += self._pending_segments
+        self._pending_segments = 0
+        self._parts = []
+        self._heard_speech = False
+        self._turn_speech = 0.0
+        self._turn_cut = False
+        self._cut_in.turn_ended(was_cut=True)
+
     async def _finish_turn(self) -> None:
         if self._speaking or not (self._parts or self._heard_speech):
             return
         text = " ".join(self._parts) or UNINTELLIGIBLE
-        was_cut = self._turn_cut
         self._parts = []
         self._heard_speech = False
         self._quiet_audio = 0.0
         self._turn_speech = 0.0
-        self._turn_cut = False
         if self._cut_in is not None:
-            self._cut_in.turn_ended(was_cut=was_cut)
-        if was_cut:
-            return
+            self._cut_in.turn_ended(was_cut=False)
         await self.push_frame(
             LLMMessagesAppendFrame(messages=[{"role": "user", "content": text}], run_llm=True)
         )
