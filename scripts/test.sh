@@ -14,7 +14,10 @@ cd "$(dirname "$0")/.."
 unset PYTHONDONTWRITEBYTECODE
 
 quiet_log=$(mktemp)
-trap 'rm -f "$quiet_log"' EXIT
+# The migrated SQLite templates (tests/sqlite_template.py), built once for all the test processes.
+EVASITE_TEST_TEMPLATES=$(mktemp -d)
+export EVASITE_TEST_TEMPLATES
+trap 'rm -rf "$quiet_log" "$EVASITE_TEST_TEMPLATES"' EXIT
 .venv/bin/python -m pytest -m quiet -n 0 "$@" >"$quiet_log" 2>&1 &
 quiet_pid=$!
 nice -n 19 .venv/bin/python -m pytest -m "not quiet" "$@"
