@@ -18,12 +18,17 @@ quiet_log=$(mktemp)
 EVASITE_TEST_TEMPLATES=$(mktemp -d)
 export EVASITE_TEST_TEMPLATES
 trap 'rm -rf "$quiet_log" "$EVASITE_TEST_TEMPLATES"' EXIT
+# Built beside the test processes' start-up (a test that needs one first waits on its lock; if
+# this fails, the first test that needs a template builds it).
+.venv/bin/python -c "from tests.sqlite_template import prebuild; prebuild()" &
+prebuild_pid=$!
 .venv/bin/python -m pytest -m quiet -n 0 "$@" >"$quiet_log" 2>&1 &
 quiet_pid=$!
 nice -n 19 .venv/bin/python -m pytest -m "not quiet" "$@"
 parallel=$?
 wait "$quiet_pid"
 alone=$?
+wait "$prebuild_pid"
 echo
 echo "=== the quiet tests, run alongside at normal priority ==="
 cat "$quiet_log"

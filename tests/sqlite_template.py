@@ -16,6 +16,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from tests import warm_python
@@ -76,6 +77,19 @@ def _build(path: Path, kind: str, *user: str) -> Path:
     if done.returncode != 0:
         raise RuntimeError(f"building the {kind} database template failed:\n{done.stderr[-3000:]}")
     return path
+
+
+def prebuild() -> None:
+    """Build the suite's shared templates before its test processes start (``scripts/test.sh``),
+    so that none of them waits on another's build under a loaded machine's lock."""
+    from tests.browser import PASSWORD, USERNAME
+
+    builds = [threading.Thread(target=_template, args=args) for args in (("schema",), ("site", USERNAME, PASSWORD))]
+    for build in builds:
+        build.start()
+    for build in builds:
+        build.join()
+    assert len(_templates) == 2, "a template build failed (see above)"
 
 
 def _copy(template: Path, path: Path) -> Path:

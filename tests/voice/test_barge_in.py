@@ -107,6 +107,8 @@ def test_every_voice_agent_yields_and_only_a_barge_in_passenger_cuts_in() -> Non
     kinds = [type(p) for p in agent]
     assert kinds.index(YieldToCaller) == 1 and InterruptibleSpeechOutput in kinds  # right after the VAD
     assert not any(isinstance(p, TranscriptTurnCollector) and p._cut_in for p in agent)
+    # Unpaced (tests, benches) the whole reply is sent at once: there is no playout to talk over.
+    assert YieldToCaller not in [type(p) for p in _brain("agent", pace_audio=False)._processors()]
 
     plain = _brain("user")._processors()
     assert YieldToCaller not in [type(p) for p in plain]

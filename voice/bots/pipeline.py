@@ -104,6 +104,8 @@ class PipecatBrain:
         self._barge_in = barge_in
         pace = (modality == "voice") if pace_audio is None else pace_audio
         # A voice agent yields to a caller who cuts in, which needs a sink whose queue can be dropped.
+        # Only with audio paced as a call: unpaced (tests, benches) there is no playout to talk over.
+        self._yields = role == "agent" and modality == "voice" and pace
         self._sink = InterruptibleSink(pace_audio=pace) if self._yields else EmitSink(pace_audio=pace)
         self.shared_state: dict = {}
         self.prompt = ""
@@ -166,10 +168,6 @@ class PipecatBrain:
     async def drain(self, timeout: float = 5.0) -> None:
         """Wait until queued events have been delivered."""
         await self._sink.drain(timeout)
-
-    @property
-    def _yields(self) -> bool:
-        return self.role == "agent" and self.modality == "voice"
 
     def _calls_in_progress(self) -> bool:
         return self._assistant is not None and self._assistant.has_function_calls_in_progress
