@@ -164,6 +164,11 @@ def test_a_turn_heard_in_parts_is_waited_for_once_and_read_whole(seed):
     assert first.wait and not first.text
     whole = policy.decide(history + [caller("I can help with that."), caller("May I have your confirmation number and last name?")])
     assert whole.text.startswith("My confirmation number is Z, K, three")
+    # An offer heard sentence by sentence: still waiting after its second statement, answered at its question.
+    offer = [caller("Thank you."), caller("I can move you to flight S, K, seven, zero, three on March 25."),
+             caller("I can also assign you an aisle seat.")]
+    assert policy.decide(history + offer).wait
+    assert policy.decide(history + offer + [caller("Shall I go ahead?")]).text == "Yes, please go ahead."
     # pocketsphinx writes no punctuation: nothing to go on, so it answers
     assert policy.decide(history + [caller("i can help with that")]).text == "Sorry, could you say that again?"
 

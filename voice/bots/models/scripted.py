@@ -196,8 +196,11 @@ class ScriptedPassengerPolicy:
             return Decision(text=opener_from_prompt(prompt))
         if said + 1 >= self._max_turns or any(cue in heard for cue in CLOSING_CUES):
             return Decision(text=GOODBYE, calls=[(END_TOOL, {})])
-        if not waited and looks_unfinished(parts, question_expected=True) and not any(t in heard for t in QUESTION_TAILS):
-            return Decision(wait=True)  # the agent's next sentence is probably on its way
+        # The agent ends its turns on a question: a last part that stops on a statement (a pause
+        # between sentences, however many came before it) means its next sentence is on its way.
+        if not waited and looks_unfinished(parts[-1:], question_expected=True) and not any(
+                t in parts[-1].lower() for t in QUESTION_TAILS):
+            return Decision(wait=True)
         identity = functools.partial(identity_from_prompt, prompt, code_for_speech=self._code_for_speech)
         if any(cue in heard for cue in RESPELL_CUES) and any(cue in heard for cue in IDENTITY_CUES):
             return Decision(text=identity(clearly=True))
