@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scoring.runs.interrupt import RECANCEL_SECS
-from voice.listen.remote import relay_layer
+from voice.listen.remote import leave_group, relay_layer
 
 ANSWER_WAIT_S = 6.0
 """How long a Cancel waits for a coordinator to answer before saying none listens."""
@@ -69,14 +69,7 @@ async def _serve(layer: Any, group: str, me: str, task: asyncio.Task[Any], on_ca
     except Exception as exc:  # Redis went away: the run goes on, only remote Cancel is lost
         log.warning("remote cancel listener for %s stopped: %r", group, exc)
     finally:
-        await asyncio.shield(_leave(layer, group, me))
-
-
-async def _leave(layer: Any, group: str, channel: str) -> None:
-    try:
-        await layer.group_discard(group, channel)
-    except Exception:
-        pass
+        await asyncio.shield(leave_group(layer, group, me))
 
 
 async def request(run_id: int, *, by: str, layer: Any = None, timeout: float = ANSWER_WAIT_S) -> bool:

@@ -101,10 +101,11 @@ async def _serve(layer: Any, tap: Any, group: str) -> None:
             elif kind == "listen.leave":
                 seen.pop(reply, None)
     finally:
-        await asyncio.shield(_discard(layer, group, me))
+        await asyncio.shield(leave_group(layer, group, me))
 
 
-async def _discard(layer: Any, group: str, channel: str) -> None:
+async def leave_group(layer: Any, group: str, channel: str) -> None:
+    """Best effort: a group member whose layer went away has nothing left to leave."""
     try:
         await layer.group_discard(group, channel)
     except Exception:
