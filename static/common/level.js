@@ -1,5 +1,8 @@
-// The loudness of a MediaStream, 0..1, sampled on animation frames: the call page's microphone
-// meter and the agent's "speaking" state both read it.
+// The loudness of a MediaStream, 0..1, sampled 20 times a second: the call page's microphone
+// meter and the agent's "speaking" state both read it. A timer rather than animation frames: a
+// meter sampled on every frame kept the page repainting at the display's rate for the whole call.
+
+const SAMPLE_MS = 50;
 
 export function levelMeter(audioContext, stream, onLevel) {
   const source = audioContext.createMediaStreamSource(stream);
@@ -7,16 +10,11 @@ export function levelMeter(audioContext, stream, onLevel) {
   analyser.fftSize = 512;
   source.connect(analyser);
   const samples = new Float32Array(analyser.fftSize);
-  let running = true;
-  const tick = () => {
-    if (!running) return;
+  const timer = setInterval(() => {
     analyser.getFloatTimeDomainData(samples);
     let sum = 0;
     for (let i = 0; i < samples.length; i++) sum += samples[i] * samples[i];
-    const rms = Math.sqrt(sum / samples.length);
-    onLevel(Math.min(1, rms * 4));
-    requestAnimationFrame(tick);
-  };
-  requestAnimationFrame(tick);
-  return () => { running = false; source.disconnect(); };
+    onLevel(Math.min(1, Math.sqrt(sum / samples.length) * 4));
+  }, SAMPLE_MS);
+  return () => { clearInterval(timer); source.disconnect(); };
 }

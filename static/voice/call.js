@@ -211,8 +211,10 @@ async function startVoice() {
   }
   audioContext = new AudioContext();
   stopMeters.push(levelMeter(audioContext, micStream, (level) => {
-    micLevel.value = muted ? 0 : level;
-    micLevel.textContent = Math.round(level * 100) + "%";
+    const percent = muted ? 0 : Math.round(level * 100);
+    if (micLevel.textContent === percent + "%") return;  // unchanged: nothing to redraw
+    micLevel.value = percent / 100;
+    micLevel.textContent = percent + "%";
   }));
   muted = false;
   lockControls();

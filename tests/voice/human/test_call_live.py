@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def call_site(tmp_path_factory) -> LiveSite:
     site = start_site(tmp_path_factory.mktemp("call_site"), EVASITE_TTS="espeak", EVASITE_STT="pocketsphinx",
-                      EVASITE_CALL_INACTIVITY_TIMEOUT="8")
+                      EVASITE_CALL_INACTIVITY_TIMEOUT="25")
     site.python("from django.contrib.auth import get_user_model\n"
                 "get_user_model().objects.create_user('mallory', password='mallory-pw-123')")
     try:
@@ -98,11 +98,10 @@ async def test_signalling_misuse_never_hurts_the_call_or_the_server(call_site):
         assert (await next_event(ws, {"state"}, timeout=60))["state"] == "live"
         greeting = await next_event(ws, {"turn"}, timeout=60)
         assert greeting["speaker"] == "Agent"
-        async with tester.get(f"{site.url}/scenarios/") as response:
-            assert response.status == 200  # the server keeps serving during the call
-
         watcher = await open_socket(tester, site, f"/ws/calls/{call['id']}/")  # the owner may watch
-        await ws.close()  # the tab is closed mid-call
+        await ws.close()  # the tab is closed mid-call, well inside the site's 25 s of allowed silence
+        async with tester.get(f"{site.url}/scenarios/") as response:
+            assert response.status == 200  # the server keeps serving while the call ends
         ended = await next_event(watcher, {"ended"}, timeout=60)
         await watcher.close()
         assert ended["stop_reason"] == "[SIMULATOR_EXIT]"
