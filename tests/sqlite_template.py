@@ -23,7 +23,7 @@ from tests import warm_python
 
 REPO = Path(__file__).resolve().parent.parent
 
-_PRELUDE = ("import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'evasite.settings'); django.setup()\n"
+_PRELUDE = ("import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'tests.settings'); django.setup()\n"
             "from django.core.management import call_command\n"
             "call_command('migrate', interactive=False, verbosity=0)\n")
 _SITE = ("call_command('load_scenarios')\n"
