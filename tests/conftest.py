@@ -40,6 +40,19 @@ def _shares_a_module_fixture(item: pytest.Item) -> bool:
     return False
 
 
+SLOW_SECONDS = 30.0
+"""What a ``slow`` test that gives no ``seconds`` is expected to take while the whole suite runs."""
+
+
+def _expected_seconds(item: pytest.Item) -> float:
+    """``@pytest.mark.slow(seconds=N)``: about how long the test takes in the loaded suite run
+    (0 for a test not marked slow). Only the order in which tests are handed out reads it."""
+    mark = item.get_closest_marker("slow")
+    if mark is None:
+        return 0.0
+    return float(mark.kwargs.get("seconds", SLOW_SECONDS))
+
+
 def _unit(item: pytest.Item) -> str:
     """What xdist (``--dist loadgroup``) hands out as one piece: the test's group, else the test."""
     group = item.get_closest_marker("xdist_group")
@@ -65,19 +78,20 @@ def _name_groups_in_node_ids(items: list[pytest.Item]) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> Generator[None, None, None]:
     """Before the other hooks: group each module that shares a module-scoped fixture (xdist reads
-    the groups). After them: the units with the most ``slow`` tests first, the rest in collection
-    order (pytest-django's database order included). xdist hands units out in this order to
-    whichever worker is free, so the minute-long voice, browser and Celery tests start at once
-    on different workers instead of forming a tail."""
+    the groups). After them: the units expected to take longest first (the ``seconds`` of their
+    ``slow`` tests), the rest in collection order (pytest-django's database order included).
+    xdist hands units out in this order to whichever worker is free, so the minute-long voice,
+    browser and Celery tests start at once on different workers instead of forming a tail (a
+    group of three 35 s Celery tests handed out in collection order once ran last, alone)."""
     for item in items:
         if not item.get_closest_marker("xdist_group") and _shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     yield
     _name_groups_in_node_ids(items)
-    slow: dict[str, int] = {}
+    expected: dict[str, float] = {}
     for item in items:
-        slow[_unit(item)] = slow.get(_unit(item), 0) + bool(item.get_closest_marker("slow"))
-    items.sort(key=lambda item: -slow[_unit(item)])
+        expected[_unit(item)] = expected.get(_unit(item), 0.0) + _expected_seconds(item)
+    items.sort(key=lambda item: -expected[_unit(item)])
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:  # noqa: ARG001 - hook signature

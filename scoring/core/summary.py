@@ -5,7 +5,6 @@ block comes strictly after it.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any

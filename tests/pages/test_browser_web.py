@@ -10,6 +10,8 @@ import pytest
 
 from tests.browser import chromium, live_site, log_in  # noqa: F401 (fixtures)
 
+pytestmark = pytest.mark.slow(seconds=50)  # whole runs driven through the browser
+
 TEXT_SCENARIOS = ["eva_airline__1_1_3", "eva_airline__1_1_4", "eva_airline__1_1_5"]
 
 

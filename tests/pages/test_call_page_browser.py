@@ -13,7 +13,7 @@ from tests.pages.ui_browser import shots
 from tests.voice.human.helpers import DONE, SEED, typed_reply
 from tests.webrtc_probe import webrtc_probe
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=26)
 
 # Test-side: every state the page shows, in order (the page itself keeps no history).
 RECORD_STATES = """() => {

@@ -13,7 +13,7 @@ from tests.browser import chromium, live_site, log_in  # noqa: F401 (fixtures)
 from tests.pages.seed_site import VOICE_TURNS
 from tests.pages.ui_browser import seed, shots
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=18)
 TEXT_SCENARIOS = ["eva_airline__1_1_3", "eva_airline__1_1_4", "eva_airline__1_1_5"]
 
 

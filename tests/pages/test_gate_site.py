@@ -13,6 +13,8 @@ import pytest
 from tests.browser import USERNAME, chromium, live_site, log_in  # noqa: F401 (fixtures)
 from tests.pages.ui_browser import shots
 
+pytestmark = pytest.mark.slow(seconds=21)  # gated runs started and read in the browser
+
 FIVE = ["eva_airline__voluntary_date_change", "eva_airline__1_1_3", "eva_airline__2_1_2",
         "eva_airline__3_1_5", "eva_airline__4_2_5"]
 THREE = FIVE[1:4]

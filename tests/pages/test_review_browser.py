@@ -13,7 +13,7 @@ from scoring.core.stats import rate_difference
 from tests.browser import chromium, live_site, log_in  # noqa: F401 (fixtures)
 from tests.pages.ui_browser import seed, shots
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=17)
 
 
 @pytest.fixture

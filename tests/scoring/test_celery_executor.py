@@ -14,6 +14,8 @@ import pytest
 from tests.services import REPO, CeleryStack
 from tests import warm_python
 
+pytestmark = pytest.mark.slow(seconds=21)  # runs on real Celery workers
+
 SCENARIOS = ["eva_airline__1_1_3", "eva_airline__2_1_2", "eva_airline__voluntary_date_change",
              "eva_airline__1_2_1"]
 # Lines that measure elapsed time or latency: they differ between any two runs.

@@ -19,7 +19,7 @@ SCENARIOS = ["eva_airline__1_1_3", "eva_airline__2_1_2", "eva_airline__voluntary
 SETTINGS = {"EVASITE_CELERY_DURATION_CAP": "12", "EVASITE_CELERY_VISIBILITY_GRACE": "3"}
 
 
-pytestmark = pytest.mark.slow  # each fault is tens of seconds of real processes; handed out first
+pytestmark = pytest.mark.slow(seconds=40)  # each fault is tens of seconds of real processes; handed out first
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CeleryStack]:

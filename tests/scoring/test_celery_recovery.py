@@ -17,6 +17,8 @@ from tests.scoring.celery_helpers import assert_complete_once, fault_run, kill_g
 from tests.services import REPO, CeleryStack
 from tests import warm_python
 
+pytestmark = pytest.mark.slow(seconds=35)  # real workers killed and waited out
+
 SCENARIOS = ["eva_airline__1_1_3", "eva_airline__2_1_2", "eva_airline__voluntary_date_change"]
 
 

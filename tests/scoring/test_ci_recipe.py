@@ -75,7 +75,7 @@ def workspace(tmp_path: Path):
             pass
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=110)
 def test_the_workflow_commands_gate_a_real_run(workspace) -> None:
     ws, base_env = workspace
     runs, doc_env = _github_steps()

@@ -83,6 +83,7 @@ def test_gate_usage_errors_exit_2_and_a_missing_baseline_exits_1_before_running(
     assert not out.exists() or not list(out.glob("eval_*")), "nothing was run"
 
 
+@pytest.mark.slow(seconds=30)
 def test_ctrl_c_exits_130_and_says_how_to_resume(tmp_path: Path, env: dict[str, str]) -> None:
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "manage.py", "run_eval", "--domain", "eva_airline", "--modality", "text",

@@ -97,7 +97,7 @@ async def test_a_baseline_whose_directory_is_gone_is_read_from_its_rows(tmp_path
     assert done.exit_code == EXIT_REGRESSION
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=45)
 @pytest.mark.django_db(transaction=True)
 async def test_a_one_scenario_flip_on_three_trials_is_not_a_regression(tmp_path: Path) -> None:
     # The baseline: the null agent on 3 trials, where one trial of one scenario once passed.

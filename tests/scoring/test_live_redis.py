@@ -18,6 +18,7 @@ from tests.services import REPO, redis_url  # noqa: F401 (fixture)
 from tests.sqlite_template import migrated_sqlite
 
 
+@pytest.mark.slow(seconds=20)
 async def test_cli_run_is_live_for_a_watcher_in_another_process(tmp_path: Path, redis_url: str) -> None:
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(tmp_path / "db.sqlite3"), "REDIS_URL": redis_url}
     migrated_sqlite(tmp_path / "db.sqlite3")

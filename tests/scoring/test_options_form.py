@@ -9,7 +9,6 @@ import urllib.parse
 import urllib.request
 from http.cookiejar import CookieJar
 
-import pytest
 
 from scoring.runs.options import option_fields
 from scoring.web.forms import RunForm

@@ -107,6 +107,7 @@ def _run_eval(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
                            capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow(seconds=20)
 def test_cli_resume_alone_keeps_the_modality_selection_and_concurrency(tmp_path: Path) -> None:
     """The issue's case: a text run at --concurrency 2 resumed with `--resume TS` alone must not
     run the rest in voice at concurrency 1."""

@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.services import REPO, database_url  # noqa: F401 (fixture)
 from tests import warm_python
 
@@ -25,6 +27,7 @@ print(connection.vendor, run.status, len(rows), agree, hashes)
 """
 
 
+@pytest.mark.slow(seconds=25)
 def test_run_eval_on_postgresql(tmp_path: Path, database_url: str) -> None:
     env = {**os.environ, "DATABASE_URL": database_url}
     manage = [sys.executable, "manage.py"]

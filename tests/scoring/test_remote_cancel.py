@@ -95,7 +95,7 @@ async def _until_status(site: LiveSite, status: str, timeout: float = 120) -> tu
     return row
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=55)
 async def test_any_web_process_cancels_and_resumes_a_run_another_process_coordinates(
         tmp_path: Path, redis_url: str) -> None:
     first = LiveSite(tmp_path / "web1", {"REDIS_URL": redis_url})

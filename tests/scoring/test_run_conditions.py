@@ -175,7 +175,7 @@ def _agent_heard(scenario_dir: Path) -> tuple[np.ndarray, int]:
         return frames.reshape(-1, wav.getnchannels())[:, 0], wav.getframerate()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=80)
 @pytest.mark.django_db(transaction=True)
 async def test_in_voice_the_agent_hears_the_phone_line_and_the_page_shows_each_condition(
         tmp_path: Path, settings, client, django_user_model) -> None:

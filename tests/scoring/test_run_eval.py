@@ -58,6 +58,7 @@ async def test_gold_replay_scores_all_50_and_rows_agree_with_files(tmp_path: Pat
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow(seconds=20)
 async def test_null_agent_matches_exactly_the_six_no_write_scenarios(tmp_path: Path) -> None:
     report = await run_evaluation(_text_options(tmp_path, agent_model="null", concurrency=10))
     matched = {m["scenario_name"] for m in report.metrics if m["db_state_match"]}

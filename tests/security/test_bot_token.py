@@ -21,7 +21,7 @@ def their_bot() -> RecordingBot:
     bot.stop()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=5)
 async def test_the_preflight_sends_the_token_only_to_the_operators_bot(site, trusted_bot, their_bot) -> None:
     session = await logged_in_session(site)
     try:
@@ -36,7 +36,7 @@ async def test_the_preflight_sends_the_token_only_to_the_operators_bot(site, tru
     assert trusted_bot.headers[-1]["authorization"] == f"Bearer {BOT_TOKEN}"
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=5)
 async def test_the_call_page_sends_no_token_to_a_typed_bot_url(site, their_bot) -> None:
     session = await logged_in_session(site)
     try:

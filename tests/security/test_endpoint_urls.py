@@ -12,7 +12,7 @@ from tests.security.helpers import form_errors, logged_in_session, start_call, s
 from tests.security.hostile import RecordingBot
 from tests import warm_python
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=5)
 SEED = "eva_airline__1_1_3"
 
 

@@ -13,7 +13,7 @@ import pytest
 from tests.browser import REPO
 from tests import warm_python
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=17)
 
 
 def _mode(path: Path) -> int:

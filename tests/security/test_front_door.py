@@ -14,7 +14,7 @@ from tests.security.helpers import logged_in_session
 from tests.security.hostile import closed_port
 from tests import warm_python
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=5)
 SEED = "eva_airline__1_1_3"
 
 

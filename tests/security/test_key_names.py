@@ -9,7 +9,7 @@ import pytest
 from tests.security.conftest import LISTED_KEY, SECRET, SECRET_VAR
 from tests.security.helpers import form_errors, logged_in_session, next_event, start_call, start_run
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=5)
 SEED = "eva_airline__1_1_3"
 
 

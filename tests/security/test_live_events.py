@@ -14,7 +14,7 @@ from tests.security.helpers import logged_in_session, next_event, open_socket, s
 SEED = "eva_airline__voluntary_date_change"
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=5)
 async def test_only_the_tester_and_staff_follow_a_human_call_live(site) -> None:
     tester = await logged_in_session(site)
     mallory = await logged_in_session(site, "mallory", "mallory-pw-123")

@@ -82,6 +82,7 @@ async def test_agent_stops_talking_when_the_caller_cuts_in() -> None:
     assert 0.1 <= _audio_seconds(heard) <= 1.9
 
 
+@pytest.mark.slow(seconds=20)
 async def test_agent_without_interruption_says_it_all() -> None:
     heard, sink, yielder = await _speak(interrupt_after_s=None)
     assert yielder.interruptions == 0 and sink.dropped_audio_s == 0.0

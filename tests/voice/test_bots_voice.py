@@ -175,7 +175,7 @@ def _answers_to(messages: list[dict], marker: str) -> list[str]:
     return answers
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=100)
 async def test_voice_listening_agent_acts_on_what_it_heard():
     load_all()
     scenario = resolve_scenario("1.1.2")
@@ -264,7 +264,7 @@ def _wrong_letter(code: str) -> str:
     return code[:index] + ("M" if code[index] != "M" else "Q") + code[index + 1:]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=50)
 async def test_voice_agent_asks_again_and_changes_nothing_for_a_code_it_cannot_find():
     from voice.bots.factory import _speech
 

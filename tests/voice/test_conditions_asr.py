@@ -43,6 +43,7 @@ def _heard(spoken: bytes, spec: str) -> str:
     return transcribe_pcm(shared_model(whisper_models.tiny_en()), degraded)
 
 
+@pytest.mark.slow(seconds=20)
 def test_whisper_follows_a_phone_line_and_loses_the_words_in_loud_babble(spoken: bytes) -> None:
     """Measured here: clean 1.0, phone 0.95, phone with 5% loss 0.95, babble at 10 dB 0.95, at
     5 dB 0.65, at 0 dB 0.0 (nothing recognised)."""

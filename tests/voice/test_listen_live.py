@@ -26,7 +26,7 @@ AGENT = (ScriptedTurn("Hello, how can I help?"), ScriptedTurn("Done."), Scripted
 USER = (ScriptedTurn("Please move my flight."), ScriptedTurn("Thanks."))
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=5)
 async def test_two_listeners_hear_both_sides_and_the_call_ends_cleanly():
     key = (41, "1.2.3")
     config = _config("voice", inactivity_timeout=3.0, duration_seconds=12.0)

@@ -14,7 +14,7 @@ from tests.services import REPO, redis_url  # noqa: F401 - fixture
 from tests.voice.listen_helpers import Listener, band_power
 from voice.listen import remote, service
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=6)
 
 
 @pytest.fixture

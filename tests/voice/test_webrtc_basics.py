@@ -94,7 +94,7 @@ async def test_check_offer_refuses_bad_input():
         "not sdp": {"sdp": "hello", "type": "offer"},
         "garbage after v=0": {"sdp": "v=0\r\nm=audio x\r\n", "type": "offer"},
         "video only": {"sdp": good["sdp"].replace("m=audio", "m=video"), "type": "offer"},
-        "no fingerprint": {"sdp": "\r\n".join(l for l in good["sdp"].split("\r\n") if not l.startswith("a=fingerprint")), "type": "offer"},
+        "no fingerprint": {"sdp": "\r\n".join(line for line in good["sdp"].split("\r\n") if not line.startswith("a=fingerprint")), "type": "offer"},
     }
     for name, payload in cases.items():
         result = check_offer(payload)

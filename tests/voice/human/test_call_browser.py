@@ -22,7 +22,7 @@ from tests.voice.human.helpers import (ACCEPT, IDENTITY_SPOKEN, OTHER_SEED, SEED
                                       typed_reply)
 from tests.webrtc_probe import webrtc_probe
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=35)
 
 DENY_MICROPHONE = """
 navigator.mediaDevices.getUserMedia = () => Promise.reject(new DOMException("Permission denied", "NotAllowedError"));

@@ -19,7 +19,7 @@ from voice.human.calls import create_call, hosts_run
 from voice.listen import registry
 from voice.webrtc.config import allow_loopback_candidates
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow(seconds=10), pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from tests.browser import LiveSite, start_site
 from tests.voice.human.helpers import SEED, csrf_headers, logged_in_session, next_event, open_socket
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=27)
 
 
 @pytest.fixture(scope="module")
