@@ -9,7 +9,6 @@ import urllib.parse
 import urllib.request
 from http.cookiejar import CookieJar
 
-
 from scoring.runs.options import option_fields
 from scoring.web.forms import RunForm
 from tests.browser import PASSWORD, USERNAME, live_site  # noqa: F401
