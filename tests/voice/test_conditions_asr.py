@@ -46,8 +46,9 @@ def _heard(spoken: bytes, spec: str) -> str:
 @pytest.mark.slow(seconds=20)
 def test_whisper_follows_a_phone_line_and_loses_the_words_in_loud_babble(spoken: bytes) -> None:
     """Measured here: clean 1.0, phone 0.95, phone with 5% loss 0.95, babble at 10 dB 0.95, at
-    5 dB 0.65, at 0 dB 0.0 (nothing recognised)."""
-    clean, lossy, babble = (_heard(spoken, spec) for spec in ("clean", "phone:loss=5%", "noise:babble:snr=0"))
+    5 dB 0.65, at 0 dB 0.0–0.2 (once 0.55: Piper's synthesis differs a little every time), at
+    -10 dB 0.0 in every try (loud babble: the words are lost whatever the synthesis)."""
+    clean, lossy, babble = (_heard(spoken, spec) for spec in ("clean", "phone:loss=5%", "noise:babble:snr=-10"))
     assert _recall(clean) >= 0.9, clean
     assert _recall(lossy) >= 0.8, lossy
     assert _recall(babble) <= 0.5, babble
