@@ -9,8 +9,8 @@
 #
 # Workers: EVASITE_WEB_WORKERS, default the number of cores; flags given here win over the
 # defaults below (--workers 1 is one process, like daphne). The processes share nothing in
-# memory: what crosses them (live progress, Listen, Cancel) needs REDIS_URL, and what is held by one
-# process (a spoken human call) needs the request to reach that process; the README states the rule.
+# memory: what crosses them (live progress, Listen, Cancel) needs REDIS_URL; a human call is held by
+# the process that accepted its WebSocket, and its signalling rides on that socket.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,6 +1,6 @@
-// WebRTC signalling shared by Listen and the call page: the browser offers, gathers its ICE
-// candidates (bounded wait: a candidate that never arrives must not hang the page) and posts
-// the offer to the site, which answers with its SDP.
+// WebRTC signalling shared by Listen and the call page: the browser offers and gathers its ICE
+// candidates (bounded wait: a candidate that never arrives must not hang the page); Listen posts
+// the offer to the site, which answers with its SDP (the call page sends it over its WebSocket).
 import { postJson } from "./http.js";
 
 export const ICE_GATHER_MS = 3000;

@@ -1,14 +1,14 @@
-// The human tester's call page: the microphone goes to the server over WebRTC (the server answers
-// our SDP offer), the call's state, turns and timer arrive over a WebSocket, and a call without a
+// The human tester's call page: the microphone goes to the server over WebRTC, the call's WebSocket
+// carries our SDP offer and the server's answer (so they reach the process holding the call, however
+// many serve the site) and brings the call's state, turns and timer, and a call without a
 // usable microphone can be typed instead (the same call in text modality). While the call runs
 // the page shows the microphone's level, a mute switch, what the agent is doing (listening,
 // thinking, speaking) and what it heard; when the call ends the last lines stay readable before
 // the page opens the result.
-import { csrfToken } from "../common/http.js";
 import { levelMeter } from "../common/level.js";
 import { openJsonSocket, sendJson } from "../common/socket.js";
 import { appendTurn } from "../common/transcript.js";
-import { exchangeOffer, localOffer } from "../common/webrtc.js";
+import { localOffer } from "../common/webrtc.js";
 
 const RESULT_DELAY_MS = 5000;
 const SPEAKING_LEVEL = 0.02;
@@ -41,7 +41,8 @@ let pc = null;
 let audioContext = null;
 let micStream = null;
 let stopMeters = [];
-let call = null; // {id, modality, offer_url, hangup_url}
+let call = null; // {id, modality}
+let answered = null; // {resolve, reject} of the offer in flight
 let finished = false;
 let muted = false;
 let leaveTimer = null;
@@ -127,7 +128,9 @@ function onEvent(event) {
   switch (event.type) {
     case "call":
       call = event;
-      if (event.modality === "voice") sendOffer().catch((err) => fail("Could not connect the audio: " + (err.message || err)));
+      if (event.modality === "voice") {
+        sendOffer().catch((err) => { if (!finished) fail("Could not connect the audio: " + (err.message || err)); });
+      }
       break;
     case "state":
       if (event.state === "live") {
@@ -153,6 +156,12 @@ function onEvent(event) {
     case "ended":
       onEnded(event);
       break;
+    case "answer":
+      if (answered) answered.resolve(event.answer);
+      break;
+    case "offer-refused":
+      if (answered) answered.reject(new Error(event.message));
+      break;
     case "failed":
       fail(event.message);
       break;
@@ -164,6 +173,7 @@ function onEvent(event) {
 
 function fail(message) {
   finished = true;
+  if (answered) answered.reject(new Error(message));
   show(message);
   setState("Not connected.");
   closeMedia();
@@ -234,8 +244,12 @@ async function sendOffer() {
   pc.onconnectionstatechange = () => {
     if (pc && pc.connectionState === "failed" && !finished) show("The audio connection failed.");
   };
-  const { response, body } = await exchangeOffer(pc, call.offer_url, await localOffer(pc));
-  if (!response.ok) throw new Error(body.error || ("HTTP " + response.status));
+  const offer = await localOffer(pc);
+  const answer = await new Promise((resolve, reject) => {
+    answered = { resolve, reject };
+    if (!sendJson(socket, { type: "offer", sdp: offer.sdp })) reject(new Error("the connection to the server was lost"));
+  }).finally(() => { answered = null; });
+  if (pc) await pc.setRemoteDescription(answer);
 }
 
 function setMuted(value) {
@@ -281,13 +295,4 @@ stayButton.addEventListener("click", () => {
   clearTimeout(leaveTimer);
   endedText.textContent = "The call has ended. Open the result when you are ready.";
   stayButton.hidden = true;
-});
-// Closing the tab mid-call is the passenger leaving; the socket's close says so too, this only
-// makes it immediate.
-window.addEventListener("pagehide", () => {
-  if (call && !finished) {
-    const form = new FormData();
-    form.append("csrfmiddlewaretoken", csrfToken());
-    navigator.sendBeacon(call.hangup_url, form);
-  }
 });

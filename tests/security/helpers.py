@@ -57,23 +57,3 @@ async def wait_for_run(site: LiveSite, run_id: int, timeout: float = 180) -> str
         f"while Run.objects.get(pk={run_id}).status == 'running' and time.monotonic() < deadline:\n"
         "    time.sleep(0.2)\n"
         f"print(Run.objects.get(pk={run_id}).status)", timeout + 60)
-
-
-async def client_offer() -> tuple[Any, dict[str, str]]:
-    """A browser-like SDP offer (an aiortc peer with a silent microphone); the caller closes it."""
-    from aiortc import RTCPeerConnection
-    from aiortc.mediastreams import AudioStreamTrack
-
-    from voice.webrtc.config import allow_loopback_candidates
-
-    allow_loopback_candidates()
-    pc = RTCPeerConnection()
-    pc.addTrack(AudioStreamTrack())
-    await pc.setLocalDescription(await pc.createOffer())
-    return pc, {"sdp": pc.localDescription.sdp, "type": "offer"}
-
-
-async def post_json(session: aiohttp.ClientSession, site: LiveSite, path: str, payload: Any) -> tuple[int, Any]:
-    async with session.post(f"{site.url}{path}", data=json.dumps(payload),
-                            headers={**csrf_headers(session, site), "Content-Type": "application/json"}) as response:
-        return response.status, await response.json(content_type=None)

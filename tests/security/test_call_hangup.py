@@ -9,7 +9,8 @@ import json
 import pytest
 
 from tests.security.conftest import INACTIVITY
-from tests.security.helpers import client_offer, logged_in_session, next_event, post_json, start_call
+from tests.security.helpers import logged_in_session, next_event, start_call
+from tests.voice.human.helpers import client_offer, offer_over
 from voice.protocol.websocket import serve_websocket
 from voice.testing.double import default_options, double_host
 
@@ -24,8 +25,8 @@ async def test_a_hang_up_right_after_the_offer_ends_the_call(site) -> None:
         ws, call = await start_call(tester, site, SEED, modality="voice")
         assert call["type"] == "call"
         pc, offer = await client_offer()  # the answer is never applied: the media never comes up
-        status, answer = await post_json(tester, site, call["offer_url"], offer)
-        assert status == 200 and answer["type"] == "answer"
+        answer = await offer_over(ws, offer)
+        assert answer["type"] == "answer" and answer["answer"]["type"] == "answer", answer
         await ws.send_str(json.dumps({"type": "hangup"}))
         end = await next_event(ws, {"failed", "ended"}, timeout=INACTIVITY * 6)
         await ws.close()

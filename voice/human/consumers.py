@@ -1,6 +1,11 @@
 """The call page's WebSocket: it starts the call (the call's bridge session runs in this server
-process, off the socket's own handler), relays typed messages and the hang-up, and pushes the
-call's state, turns, timer and end to the page.
+process, off the socket's own handler), carries the WebRTC offer and its answer, relays typed
+messages and the hang-up, and pushes the call's state, turns, timer and end to the page.
+
+Why the signalling rides on this socket rather than on HTTP requests: the call lives in the
+process that accepted the socket, and every message on it reaches that process, so a site
+served by several processes (``scripts/serve.sh``) carries spoken calls without sticky routing
+or a shared channel layer.
 
 ``ws/call/<scenario>/`` starts a new call owned by the logged-in user; ``ws/calls/<id>/`` follows
 an existing one (its owner or staff only). Closing the owner's socket mid-call is the passenger
@@ -14,12 +19,11 @@ from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
-from django.urls import reverse
 from django.utils.module_loading import import_string
 
 from scenarios.registry import list_eval_scenarios
 from voice.human.agents import default_agent_model
-from voice.human.calls import Call, create_call, get_call
+from voice.human.calls import Call, CallError, create_call, get_call
 from voice.human.control import Control, parse_control
 
 CLOSE_UNAUTHENTICATED = 4401
@@ -61,7 +65,7 @@ class CallConsumer(AsyncWebsocketConsumer):
         if isinstance(control, str):
             await self._error(control)
             return
-        handler = {"start": self._start, "say": self._say, "hangup": self._hangup}[control.type]
+        handler = {"start": self._start, "offer": self._offer, "say": self._say, "hangup": self._hangup}[control.type]
         await handler(control)
 
     async def disconnect(self, code: int) -> None:
@@ -97,12 +101,24 @@ class CallConsumer(AsyncWebsocketConsumer):
         call = create_call(owner_id=user.pk, scenario_name=scenario_name, modality=control.modality, agent=agent)
         self.owns = True
         self._follow(call)
-        await self.send(json.dumps({
-            "type": "call", "id": call.id, "modality": call.modality,
-            "offer_url": reverse("voice:call_offer", args=[call.id]),
-            "hangup_url": reverse("voice:call_hangup", args=[call.id]),
-        }))
+        await self.send(json.dumps({"type": "call", "id": call.id, "modality": call.modality}))
         call.start()
+
+    async def _offer(self, control: Control) -> None:
+        """The browser's SDP offer in, the server's answer out (``answer``), or ``offer-refused``
+        with the reason and an HTTP-like status; a refused offer leaves the call waiting."""
+        if self.call is None:
+            await self._error("there is no call yet")
+            return
+        if not self.owns:
+            await self._error("only the caller can connect the call's audio")
+            return
+        try:
+            answer = await self.call.offer({"type": "offer", "sdp": control.sdp})
+        except CallError as exc:
+            await self.send(json.dumps({"type": "offer-refused", "message": str(exc), "status": exc.status}))
+            return
+        await self.send(json.dumps({"type": "answer", "answer": answer}))
 
     async def _say(self, control: Control) -> None:
         if self.call is None:

@@ -1,4 +1,4 @@
-"""The call page's control messages (start, say, hangup), checked before anything acts on them.
+"""The call page's control messages (start, offer, say, hangup), checked before anything acts on them.
 
 The browser is outside input: ``parse_control`` never raises and answers every bad message with
 the reason, which the consumer sends back as an ``error`` event (the call itself is unaffected).
@@ -13,7 +13,8 @@ from urllib.parse import urlparse
 
 from voice.modality import MODALITIES
 
-MAX_CONTROL_CHARS = 8000
+MAX_CONTROL_CHARS = 64_000
+"""One message's bound: an SDP offer is the longest (a few kB for a browser's audio-only offer)."""
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 AGENT_KEYS = ("model", "llm_url", "api_key_name", "url")
 
@@ -24,6 +25,7 @@ class Control:
     modality: str = ""
     text: str = ""
     agent: dict[str, str] = field(default_factory=dict)
+    sdp: str = ""
 
 
 def _url(value: str, schemes: tuple[str, ...], what: str) -> str | None:
@@ -76,6 +78,13 @@ def _start(message: dict) -> Control | str:
     return Control("start", modality=modality, agent=agent)
 
 
+def _offer(message: dict) -> Control | str:
+    sdp = message.get("sdp")
+    if not isinstance(sdp, str) or not sdp.strip():
+        return "an offer carries its SDP as a non-empty string"
+    return Control("offer", sdp=sdp)
+
+
 def _say(message: dict) -> Control | str:
     text = message.get("text")
     if not isinstance(text, str):
@@ -87,7 +96,8 @@ def _hangup(message: dict) -> Control | str:
     return Control("hangup")
 
 
-_PARSERS: dict[str, Callable[[dict], Control | str]] = {"start": _start, "say": _say, "hangup": _hangup}
+_PARSERS: dict[str, Callable[[dict], Control | str]] = {"start": _start, "offer": _offer, "say": _say,
+                                                         "hangup": _hangup}
 
 
 def parse_control(raw: Any) -> Control | str:

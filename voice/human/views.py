@@ -1,20 +1,14 @@
-"""The call page and its signalling endpoints. Thin: the brief, the call registry and the offer
-checks live in their own modules."""
+"""The call page. Its signalling rides on the call's WebSocket (``consumers.CallConsumer``)."""
 from __future__ import annotations
 
-import json
-
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from scenarios.registry import get_eval_scenario, list_eval_scenarios
 from voice.human.agents import builtin_agent_models, default_agent_model
 from voice.human.brief import passenger_brief
-from voice.human.calls import Call, CallError, get_call
-
-MAX_OFFER_BYTES = 64_000
 
 
 @require_GET
@@ -30,42 +24,3 @@ def call_page(request: HttpRequest, name: str) -> HttpResponse:
         "agent_models": builtin_agent_models(),
         "default_agent_model": default_agent_model(),
     })
-
-
-async def _owned_call(request: HttpRequest, call_id: str) -> Call | JsonResponse:
-    user = await request.auser()
-    if not user.is_authenticated:
-        return JsonResponse({"error": "log in first"}, status=403)
-    call = get_call(call_id)
-    if call is None:
-        return JsonResponse({"error": "no such call"}, status=404)
-    if not call.may_control(user):
-        return JsonResponse({"error": "this call belongs to someone else"}, status=403)
-    return call
-
-
-@require_POST
-async def call_offer(request: HttpRequest, call_id: str) -> JsonResponse:
-    """The browser's SDP offer in, the server's answer out (JSON ``{"sdp", "type"}``)."""
-    call = await _owned_call(request, call_id)
-    if isinstance(call, JsonResponse):
-        return call
-    if len(request.body) > MAX_OFFER_BYTES:
-        return JsonResponse({"error": "offer too large"}, status=413)
-    try:
-        payload = json.loads(request.body or b"null")
-    except ValueError:
-        return JsonResponse({"error": "the offer is not JSON"}, status=400)
-    try:
-        return JsonResponse(await call.offer(payload))
-    except CallError as exc:
-        return JsonResponse({"error": str(exc)}, status=exc.status)
-
-
-@require_POST
-async def call_hangup(request: HttpRequest, call_id: str) -> JsonResponse:
-    """Hang up without the WebSocket (the page's last act when its tab is closed)."""
-    call = await _owned_call(request, call_id)
-    if isinstance(call, JsonResponse):
-        return call
-    return JsonResponse({"hung_up": call.hang_up("The caller hung up.")})

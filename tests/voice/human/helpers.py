@@ -78,3 +78,24 @@ async def next_event(ws: aiohttp.ClientWebSocketResponse, kinds: set[str], timeo
         event = json.loads(message.data)
         if event["type"] in kinds:
             return event
+
+
+async def client_offer() -> tuple[Any, str]:
+    """A browser-like SDP offer (an aiortc peer with a silent microphone): the peer, which the
+    caller closes, and its offer's SDP."""
+    from aiortc import RTCPeerConnection
+    from aiortc.mediastreams import AudioStreamTrack
+
+    from voice.webrtc.config import allow_loopback_candidates
+
+    allow_loopback_candidates()
+    pc = RTCPeerConnection()
+    pc.addTrack(AudioStreamTrack())
+    await pc.setLocalDescription(await pc.createOffer())
+    return pc, pc.localDescription.sdp
+
+
+async def offer_over(ws: aiohttp.ClientWebSocketResponse, sdp: Any, timeout: float = 30) -> dict[str, Any]:
+    """Send an offer over the call's socket; the server's ``answer``, ``offer-refused`` or ``error``."""
+    await ws.send_str(json.dumps({"type": "offer", "sdp": sdp}))
+    return await next_event(ws, {"answer", "offer-refused", "error"}, timeout=timeout)

@@ -1,6 +1,6 @@
 """Signalling and control misuse against the running ASGI app (daphne on a free loopback port):
-bad, replayed and second offers, someone else's call, malformed control messages, a closed tab,
-a silent tester. (Two testers at once: test_call_browser.py, in two browser contexts.)"""
+bad, replayed and second offers over the call's socket, someone else's call, a follower's offer,
+malformed control messages, a closed tab, a silent tester. (Two testers at once: test_call_browser.py, in two browser contexts.)"""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 
 from tests.browser import LiveSite, start_site
-from tests.voice.human.helpers import SEED, csrf_headers, logged_in_session, next_event, open_socket
+from tests.voice.human.helpers import SEED, client_offer, logged_in_session, next_event, offer_over, open_socket
 
 pytestmark = pytest.mark.slow(seconds=27)
 
@@ -24,30 +24,6 @@ def call_site(tmp_path_factory) -> LiveSite:
         yield site
     finally:
         site.stop()
-
-
-async def _client_offer():
-    """A real browser-like offer: an aiortc peer with a (silent) microphone track."""
-    from aiortc import RTCPeerConnection
-    from aiortc.mediastreams import AudioStreamTrack
-
-    from voice.webrtc.config import allow_loopback_candidates
-
-    allow_loopback_candidates()
-    pc = RTCPeerConnection()
-    pc.addTrack(AudioStreamTrack())
-    await pc.setLocalDescription(await pc.createOffer())
-    return pc, {"sdp": pc.localDescription.sdp, "type": "offer"}
-
-
-async def _post(session, site, url, payload=None, *, raw: bytes | None = None) -> tuple[int, dict]:
-    body = raw if raw is not None else json.dumps(payload).encode()
-    async with session.post(f"{site.url}{url}", data=body, headers={**csrf_headers(session, site),
-                                                                     "Content-Type": "application/json"}) as response:
-        try:
-            return response.status, await response.json(content_type=None)
-        except ValueError:
-            return response.status, {}
 
 
 async def test_signalling_misuse_never_hurts_the_call_or_the_server(call_site):
@@ -65,35 +41,35 @@ async def test_signalling_misuse_never_hurts_the_call_or_the_server(call_site):
         ws = await open_socket(tester, site, f"/ws/call/{SEED}/")
         await ws.send_str("{not json")
         assert (await next_event(ws, {"error"}, timeout=10))["message"]
+        pc, offer = await client_offer()
+        pcs.append(pc)
+        assert (await offer_over(ws, offer))["message"] == "there is no call yet"
         await ws.send_str(json.dumps({"type": "start", "modality": "voice", "agent": {"model": "gold-replay"}}))
         call = await next_event(ws, {"call"}, timeout=10)
-        offer_url = call["offer_url"]
 
         # Bad offers: refused with a reason, and the call still waits for a good one.
-        assert (await _post(tester, site, offer_url, raw=b"\xff not json"))[0] == 400
-        assert (await _post(tester, site, offer_url, {"type": "answer", "sdp": "v=0"}))[0] == 400
-        assert (await _post(tester, site, offer_url, {"type": "offer", "sdp": "v=0\r\no=garbage\r\n"}))[0] == 400
-        assert (await _post(tester, site, offer_url, {"type": "offer", "sdp": "v=0" + "x" * 70_000}))[0] == 413
-
-        pc, offer = await _client_offer()
-        pcs.append(pc)
-        # Someone else's call: no offer, no hang-up, no watching.
-        assert (await _post(mallory, site, offer_url, offer))[0] == 403
-        assert (await _post(mallory, site, call["hangup_url"], {}))[0] == 403
+        assert (await offer_over(ws, 5))["type"] == "error"
+        assert (await offer_over(ws, "v=0\r\no=garbage\r\n"))["status"] == 400
+        too_long = await offer_over(ws, "v=0" + "x" * 70_000)
+        assert too_long["type"] == "error" and "longer than" in too_long["message"], too_long
+        # Someone else's call: no socket, so no offer, no hang-up, no watching; and the owner's
+        # second socket only watches.
         with pytest.raises(aiohttp.WSServerHandshakeError):
             await open_socket(mallory, site, f"/ws/calls/{call['id']}/")
-        assert (await _post(anonymous, site, offer_url, offer))[0] in (302, 403)
+        follower = await open_socket(tester, site, f"/ws/calls/{call['id']}/")
+        assert (await offer_over(follower, offer))["message"] == "only the caller can connect the call's audio"
+        await follower.close()
 
-        status, answer = await _post(tester, site, offer_url, offer)
-        assert status == 200 and answer["type"] == "answer" and answer["sdp"].startswith("v=0")
+        answer = await offer_over(ws, offer)
+        assert answer["type"] == "answer" and answer["answer"]["sdp"].startswith("v=0"), answer
         from aiortc import RTCSessionDescription
 
-        await pc.setRemoteDescription(RTCSessionDescription(**answer))
+        await pc.setRemoteDescription(RTCSessionDescription(**answer["answer"]))
         # A replayed offer, and a second offer on the live call, are refused.
-        assert (await _post(tester, site, offer_url, offer))[0] == 409
-        second_pc, second_offer = await _client_offer()
+        assert (await offer_over(ws, offer))["status"] == 409
+        second_pc, second_offer = await client_offer()
         pcs.append(second_pc)
-        assert (await _post(tester, site, offer_url, second_offer))[0] == 409
+        assert (await offer_over(ws, second_offer))["status"] == 409
 
         assert (await next_event(ws, {"state"}, timeout=60))["state"] == "live"
         greeting = await next_event(ws, {"turn"}, timeout=60)

@@ -89,15 +89,19 @@ def test_a_wordless_sound_before_the_greeting_is_no_turn():
     ('{"type": "start", "agent": {"secret": "x"}}', "unknown agent fields"),
     ('{"type": "start", "agent": "gold-replay"}', "object"),
     ('{"type": "say", "text": null}', "string"),
+    ('{"type": "offer"}', "SDP"),
+    ('{"type": "offer", "sdp": "  "}', "SDP"),
+    ('{"type": "offer", "sdp": {"type": "offer"}}', "SDP"),
 ])
 def test_bad_control_messages_are_refused_with_a_reason(raw, problem):
     result = parse_control(raw)
     assert isinstance(result, str) and problem in result
-    assert isinstance(parse_control(b"bytes"), str) and isinstance(parse_control("x" * 9000), str)
+    assert isinstance(parse_control(b"bytes"), str) and isinstance(parse_control("x" * 65_000), str)
 
 
 def test_good_control_messages():
     assert parse_control('{"type": "hangup"}') == Control("hangup")
+    assert parse_control('{"type": "offer", "sdp": "v=0\\r\\n"}') == Control("offer", sdp="v=0\r\n")
     start = parse_control(json.dumps({"type": "start", "modality": "text",
                                       "agent": {"model": "m", "llm_url": "http://127.0.0.1:9/v1", "api_key_name": ""}}))
     assert start == Control("start", modality="text", agent={"model": "m", "llm_url": "http://127.0.0.1:9/v1"})
