@@ -1,7 +1,8 @@
 """The Celery application of the ``celery`` executor: configured from Django settings (the
 ``CELERY_*`` names), tasks found in the apps' ``tasks`` modules.
 
-Start workers with ``celery -A evasite worker -Q evasite-scenarios --concurrency N``.
+Start workers with ``celery -A evasite worker -Q evasite-scenarios --concurrency N``, and, for runs
+started from the site, one on ``-Q evasite-coordinators`` (``scoring.runs.remote_start``).
 """
 from __future__ import annotations
 

@@ -104,13 +104,16 @@ class LiveSite:
 
     def start(self, timeout: float = 60) -> str:
         log = open(self.log_path, "a")
+        earlier = log.tell()  # a restart appends: only this start's lines name its port
         self.process = warm_python.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", "0", "evasite.asgi:application"],
             cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            match = _LISTENING.findall(self.log_path.read_text(errors="replace"))
+            with open(self.log_path, "rb") as lines:
+                lines.seek(earlier)
+                match = _LISTENING.findall(lines.read().decode(errors="replace"))
             if match:
                 self.url = f"http://127.0.0.1:{match[-1]}"
                 return self.url

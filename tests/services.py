@@ -178,7 +178,7 @@ class PostgresCluster:
 
 
 class CeleryWorkers:
-    """``celery -A evasite worker`` processes on the scenario queue, each its own process group
+    """``celery -A evasite worker`` processes on one queue (the scenarios' by default), each its own process group
     (so ``kill(index)`` takes a worker with its pool children, like a machine going away)."""
 
     def __init__(self, root: Path, env: dict[str, str]) -> None:
@@ -190,12 +190,12 @@ class CeleryWorkers:
     def log_path(self, index: int) -> Path:
         return self.root / f"{self.prefix}worker{index}.log"
 
-    def start(self, count: int = 1, *, concurrency: int = 1) -> "CeleryWorkers":
+    def start(self, count: int = 1, *, concurrency: int = 1, queue: str = "evasite-scenarios") -> "CeleryWorkers":
         for _ in range(count):
             index = len(self.procs)
             with open(self.log_path(index), "a") as log:
                 self.procs.append(warm_python.Popen(
-                    [sys.executable, "-m", "celery", "-A", "evasite", "worker", "-Q", "evasite-scenarios",
+                    [sys.executable, "-m", "celery", "-A", "evasite", "worker", "-Q", queue,
                      "--concurrency", str(concurrency), "--prefetch-multiplier", "1", "--loglevel", "INFO",
                      "--hostname", f"{self.prefix}w{index}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
                     cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))

@@ -1,5 +1,7 @@
 """Runs started from the browser: ``run_evaluation`` as an asyncio task of the server process,
-off the request path, with the strong references asyncio needs and a handle to cancel it.
+off the request path, with the strong references asyncio needs and a handle to cancel it; or,
+on the ``celery`` executor, as a coordination task on the workers (``runs.remote_start``), so
+no web process holds the run.
 
 Cancelling the task is the same as Ctrl-C on ``run_eval``: in-flight scenarios are ended, the run
 is recorded ``interrupted`` and ``--resume`` (the Resume button) picks it up; finished scenarios
@@ -19,7 +21,7 @@ from asgiref.sync import sync_to_async
 
 from scoring.runs.options import RunOptions, options_argv
 from scoring.runs.options.resume_defaults import adopt_recorded
-from scoring.runs import remote_cancel
+from scoring.runs import remote_cancel, remote_start
 from scoring.runs.executors.base import RunCancelled
 from scoring.runs.runner import RunError, run_evaluation
 from scoring.web.selectors import run_is_running
@@ -40,7 +42,8 @@ def running_here(run_id: int) -> bool:
     return task is not None and not task.done()
 
 
-async def _execute(options: RunOptions, owner_id: int | None, on_open: Any) -> None:
+async def execute(options: RunOptions, owner_id: int | None, on_open: Any) -> None:
+    """A site run from start to gate, wherever it is coordinated (here, or on a worker)."""
     try:
         baseline = await sync_to_async(open_site_baseline)(options)  # before any call, like the CLI
         report = await run_evaluation(options, argv=options_argv(options), source="web", owner_id=owner_id,
@@ -55,10 +58,13 @@ async def _execute(options: RunOptions, owner_id: int | None, on_open: Any) -> N
 
 
 async def start(options: RunOptions, *, owner_id: int | None) -> int:
-    """Start a run in this process and return its row id once the row exists.
+    """Start a run (in this process, or on the workers for the celery executor) and return its
+    row id once the row exists.
 
     Raises RunError when the run cannot begin (unknown scenario, missing session to resume).
     """
+    if remote_start.coordinated_on_workers(options):
+        return await remote_start.start_on_workers(options, owner_id=owner_id)
     loop = asyncio.get_running_loop()
     opened: asyncio.Future[int] = loop.create_future()
 
@@ -69,7 +75,7 @@ async def start(options: RunOptions, *, owner_id: int | None) -> int:
 
     # A fresh context: the run must not inherit the request's (asgiref ends that request's
     # thread-sensitive executor when the response is sent, and the run outlives it).
-    task = loop.create_task(_execute(options, owner_id, on_open), context=contextvars.Context())
+    task = loop.create_task(execute(options, owner_id, on_open), context=contextvars.Context())
     _STARTING.add(task)
     task.add_done_callback(_STARTING.discard)
     await asyncio.wait({opened, task}, return_when=asyncio.FIRST_COMPLETED)

@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.services import REPO
 
 ROOMS = ("evasite", "scenarios", "scoring", "voice")
-WATCHED = ("scoring.runs", "scoring.tasks", "evasite.celery")
+WATCHED = ("scoring.runs", "scoring.tasks", "scoring.coordination_tasks", "evasite.celery")
 
 
 def _module_name(path: Path) -> str:
@@ -100,6 +100,8 @@ def test_a_workers_task_loads_neither_the_runner_nor_the_coordinating_side() -> 
     loaded = reachable(import_graph(), "scoring.tasks")
     assert "scoring.runs.executors.plan" in loaded and "scoring.runs.executors.delivery" in loaded
     assert not loaded & {"scoring.runs.runner", "scoring.runs.executors.celery_queue", "scoring.runs.executors.choice"}
+    # The coordination of a site-started run is the runner's own procedure, in a module of its own.
+    assert "scoring.runs.runner" in reachable(import_graph(), "scoring.coordination_tasks")
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
