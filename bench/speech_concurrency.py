@@ -2,8 +2,9 @@
 (listening agent, scripted passenger, Piper + Whisper tiny.en) at concurrency 1, 2, 4, 6 and prints
 wall time, CPU seconds per scenario, passes, and user->agent handoff latency p50/p95 at each.
 
-Run: nice -n 19 .venv/bin/python bench/speech_concurrency.py [--levels 1 2 4 6] [--stt whisper]
-About 8 minutes on an idle 2-core machine.
+Run: nice -n 19 .venv/bin/python bench/speech_concurrency.py [--levels 1 2 4 6] [--stt whisper] [--processes 1 2]
+About 8 minutes per --processes value on an idle 2-core machine. ``--processes`` runs each level
+with the local executor's attempts spread over that many worker processes (one table row each).
 """
 from __future__ import annotations
 
@@ -20,15 +21,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 6])
     parser.add_argument("--stt", default="whisper")
+    parser.add_argument("--processes", type=int, nargs="+", default=[1])
     args = parser.parse_args()
     print(f"5 seeds, voice, listening + scripted, STT {args.stt}, {os.cpu_count()} CPUs")
-    print(f"{'conc':>4} {'wall s':>7} {'cpu s/scen':>10} {'pass':>5} {'lat p50 ms':>10} {'lat p95 ms':>10} {'wall/speech':>11}")
-    for level in args.levels:
-        run = run_voice(SEEDS, concurrency=level, stt=args.stt)
+    print(f"{'proc':>4} {'conc':>4} {'wall s':>7} {'cpu s/scen':>10} {'pass':>5} {'lat p50 ms':>10} {'lat p95 ms':>10} {'wall/speech':>11}")
+    for processes, level in ((p, level) for p in args.processes for level in args.levels):
+        run = run_voice(SEEDS, concurrency=level, stt=args.stt, extra_args=("--processes", str(processes)))
         latencies = run.latencies_ms()
         ratio = median([m["scenario_duration"] / run.speech_s[m["scenario_name"]] for m in run.metrics
                         if run.speech_s.get(m["scenario_name"])])
-        print(f"{level:>4} {run.wall_s:>7.1f} {run.cpu_s / len(run.metrics):>10.1f} {run.passed:>3}/{len(run.metrics)}"
+        print(f"{processes:>4} {level:>4} {run.wall_s:>7.1f} {run.cpu_s / len(run.metrics):>10.1f} {run.passed:>3}/{len(run.metrics)}"
               f" {median(latencies):>10.0f} {percentile(latencies, 0.95):>10.0f} {ratio:>11.2f}", flush=True)
 
 

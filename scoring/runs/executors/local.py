@@ -1,5 +1,6 @@
 """The ``local`` executor: every pending scenario is an asyncio task in the coordinating process
-(the ``run_eval`` process or the web server), at most ``--concurrency`` at a time.
+(the ``run_eval`` process or the web server), at most ``--concurrency`` at a time; with
+``--processes N``, in N worker processes of this machine instead (``executors.processes``).
 
 Resuming a run that ran on Celery workers, some of them may still be running its scenarios (or
 pick up its queued tasks): then every delivery takes the scenario's lease like a worker does, and
@@ -17,6 +18,7 @@ from scoring.runs.executors.base import QueueItem, RunContext
 from scoring.runs.executors.delivery import HELD, LOST, deliver
 from scoring.runs.executors.lease import LEASE_TTL_SECONDS, RunLeases, redis_client
 from scoring.runs.executors.plan import plan_attempt
+from scoring.runs.executors.processes import run_in_processes
 from scoring.runs.options import RunOptions
 
 HELD_POLL_SECONDS = 1.0
@@ -45,6 +47,10 @@ class LocalExecutor:
         return None  # only this process runs the run's scenarios
 
     async def run_items(self, run: RunContext, pending: list[QueueItem]) -> None:
+        if run.options.processes > 1 and run.user_endpoint is None and run.leases is None and pending:
+            # A human tester's peer lives in this process, and a leased resume waits on workers.
+            await run_in_processes(run, pending)
+            return
         semaphore = asyncio.Semaphore(run.options.concurrency)
 
         async def worker(item: QueueItem) -> None:

@@ -145,6 +145,9 @@ class RunOptions:
     executor: str | None = option(None, choices=EXECUTORS,
                                   help="Where attempts run: local asyncio tasks or celery workers "
                                        "(default: EVASITE_EXECUTOR).")
+    processes: int = option(1, kind=int, low=1, high=64,
+                            help="Local executor: spread the attempts over N worker processes of this machine "
+                                 "(rows in the same database, progress through this process).")
     # The release gate and the CI reports, applied after the run (scoring.runs.finish). The
     # report paths stay off the form: a site user never names a file on the server.
     baseline: str | None = option(None, metavar="RUN", names_run=True, form=GATE,

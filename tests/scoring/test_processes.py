@@ -1,0 +1,78 @@
+"""``run_eval --processes N``: the local executor's attempts in worker processes of this machine,
+the rows in the same SQLite database. Real processes: the run's coordinator and its workers.
+
+One scenario's worker is killed (``kill -9``) mid-attempt: the run ends interrupted and says
+which worker and attempt it lost; ``--resume`` finishes it, each scenario scored once, and the
+summary is the one an in-process run of the same scenarios writes."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import warm_python
+from tests.scoring.celery_helpers import slow_llm, wait_until
+from tests.scoring.test_run_eval import REPO, _without_wall_clock, manage
+from tests.sqlite_template import migrated_sqlite
+
+pytestmark = pytest.mark.slow(seconds=45)
+NAMES = ["eva_airline__1_1_3", "eva_airline__2_1_2", "eva_airline__voluntary_date_change"]
+
+
+def _rows(env: dict[str, str], session: Path) -> list[str]:
+    done = warm_python.run(
+        [sys.executable, "-c", "import django,os;os.environ.setdefault('DJANGO_SETTINGS_MODULE','evasite.settings');"
+         "django.setup();from scoring.models import Run;"
+         f"r=Run.objects.get(session_dir__endswith='{session.name}');"
+         "print(r.status, *sorted(x.scenario_name for x in r.results.all()))"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    return done.stdout.split()
+
+
+def test_a_worker_killed_mid_attempt_interrupts_the_run_and_resume_finishes_it(tmp_path: Path) -> None:
+    env = {**os.environ, "EVASITE_SQLITE_PATH": str(migrated_sqlite(tmp_path / "db.sqlite3"))}
+    out = tmp_path / "out"
+    with slow_llm(tmp_path, 1.0) as url:
+        # Each scenario lasts its 12 s cap: the passenger answers a second after every line.
+        flags = ["run_eval", "--modality", "text", "--scenarios", *NAMES, "--processes", "2", "--concurrency", "2",
+                 "--user-model", "slow-passenger", "--user-llm-url", url, "--duration", "12",
+                 "--output-dir", str(out)]
+        proc = warm_python.Popen([sys.executable, "manage.py", *flags], cwd=REPO, env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        session = wait_until(lambda: next(out.glob("eval_*"), None), 60, "the session directory")
+        log = session / "evaluation_log.txt"
+        pids = wait_until(lambda: re.search(r"Running on 2 worker process\(es\): pids (\d+), (\d+)", log.read_text()),
+                          60, "the worker processes")
+        wait_until(lambda: log.read_text().count(": started") >= 2, 60, "both workers' first attempts")
+        os.kill(int(pids.group(1)), signal.SIGKILL)
+        assert proc.wait(timeout=60) == 1
+        error = proc.stderr.read()
+        assert f"worker process {pids.group(1)} ended" in error and "resume with --resume" in error, error[-2000:]
+        assert not (session / "all_summary.txt").exists()
+        assert _rows(env, session)[0] == "interrupted"
+
+        resumed = manage(*flags, "--resume", session.name.removeprefix("eval_"), env=env)
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert _rows(env, session) == ["finished", *sorted(NAMES)]  # one row each
+    assert [m["scenario_name"] for m in json.loads((session / "all_metrics.json").read_text())] == NAMES
+    text = log.read_text()
+    for name in NAMES:  # the workers' log lines reached the coordinator's log
+        assert f"{name}: finished" in text
+
+
+def test_the_same_run_in_worker_processes_writes_the_same_summary(tmp_path: Path) -> None:
+    env = {**os.environ, "EVASITE_SQLITE_PATH": str(migrated_sqlite(tmp_path / "db.sqlite3"))}
+    flags = ["run_eval", "--modality", "text", "--scenarios", *NAMES, "--trials", "2", "--concurrency", "3"]
+    summaries = []
+    for processes in ("1", "2"):
+        out = tmp_path / f"p{processes}"
+        done = manage(*flags, "--processes", processes, "--output-dir", str(out), env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        summaries.append(_without_wall_clock(next(out.glob("eval_*/all_summary.txt")).read_text()))
+    assert summaries[0] == summaries[1]
