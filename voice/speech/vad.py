@@ -12,7 +12,14 @@ AUDIO_IDLE_TIMEOUT_SECS = 5.0
 
 SILENCE_SETTLE_WINDOWS = 16
 """Model windows of digital silence (all-zero samples: what the bridge streams while nobody
-speaks) that Silero still scores before its state is reset and it is skipped, about 0.5 s."""
+speaks) that Silero still scores before it is skipped, about 0.5 s."""
+WARM_UP_WINDOWS = 16
+"""Windows of silence a freshly reset Silero scores before the first speech after a skipped
+silence. Why: from a fresh state the model under-scores the opening of speech, and not only
+for a window or two. On a phone line's audio it scored "No, that's all. Thanks, goodbye."
+0.3-0.6 where a warmed state scores 0.9, so the VAD never reported the caller speaking and the
+turn was lost (the call ended by inactivity). pipecat's own periodic reset is followed by the
+silence that caused it; 8-32 windows of it give the same scores as never skipping."""
 
 
 def _all_zero(buffer: bytes | bytearray) -> bool:
@@ -32,8 +39,9 @@ def make_vad_analyzer(sample_rate: int = 16000, *, stop_secs: float = STOP_SECS)
         than the model (bench/call_profile.py). The append now happens here, on the loop;
         the model still runs off it, so the states are exactly pipecat's. More than half of
         a call's windows are the bridge's digital silence, where the model can only say 0:
-        after ``SILENCE_SETTLE_WINDOWS`` of them it is reset (the state a long silence leaves
-        it in) and those windows are scored 0 on the loop, without the model or the thread.
+        after ``SILENCE_SETTLE_WINDOWS`` of them those windows are scored 0 on the loop,
+        without the model or the thread, and the first sound after them meets the model in
+        the state a silence leaves it in (``_warm_up``), never a fresh one.
         Relies on pipecat 1.14's ``_vad_buffer`` / ``_vad_frames_num_bytes`` /
         ``_run_analyzer`` (pinned)."""
 
@@ -51,15 +59,23 @@ def make_vad_analyzer(sample_rate: int = 16000, *, stop_secs: float = STOP_SECS)
 
         def voice_confidence(self, buffer) -> float:
             if not _all_zero(buffer):
+                if self._zero_windows >= SILENCE_SETTLE_WINDOWS:
+                    self._warm_up(len(buffer))
                 self._zero_windows = 0
                 return super().voice_confidence(buffer)
             self._zero_windows += 1
             if self._zero_windows < SILENCE_SETTLE_WINDOWS:
                 return super().voice_confidence(buffer)
-            if self._zero_windows == SILENCE_SETTLE_WINDOWS:
-                self._model.reset_states()
-                self._windows_since_reset = 0
             return 0.0
+
+        def _warm_up(self, window_bytes: int) -> None:
+            """Reset the model, then score ``WARM_UP_WINDOWS`` of silence: the state the silence
+            it skipped would have left (pipecat resets the model during long silences too)."""
+            self._model.reset_states()
+            self._windows_since_reset = 0
+            silence = bytes(window_bytes)
+            for _ in range(WARM_UP_WINDOWS):
+                super().voice_confidence(silence)
 
     return BufferingSileroVAD(sample_rate=sample_rate, params=VADParams(stop_secs=stop_secs))
 
