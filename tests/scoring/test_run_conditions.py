@@ -177,16 +177,19 @@ def _agent_heard(scenario_dir: Path) -> tuple[np.ndarray, int]:
 
 @pytest.mark.slow(seconds=80)
 @pytest.mark.django_db(transaction=True)
-async def test_in_voice_the_agent_hears_the_phone_line_and_the_page_shows_each_condition(
+async def test_in_voice_the_agent_hears_the_phone_line_yields_to_a_barge_in_and_the_page_shows_each_condition(
         tmp_path: Path, settings, client, django_user_model) -> None:
     settings.EVASITE_STT = "whisper"
-    options = RunOptions(scenarios=["eva_airline__voluntary_date_change"], conditions="clean,phone",
+    # The second condition is a phone line and an impatient passenger who cuts into agent turns
+    # once it has heard 1 s of them (the greeting, 3.5 s, is the first).
+    phone = "phone+barge-in-after1"
+    options = RunOptions(scenarios=["eva_airline__voluntary_date_change"], conditions="clean,phone+barge-in:after=1s",
                          concurrency=2, duration=40, max_auto_retries=2, output_dir=str(tmp_path))
     # Retries as a run makes them: on a loaded machine a bot's setup can outlast the 15 s request
     # timeout, which the harness answers by running the attempt again.
     report = await run_evaluation(options)
     by_condition = {m["condition"]: m for m in report.metrics}
-    assert set(by_condition) == {"clean", "phone"}
+    assert set(by_condition) == {"clean", phone}
     shares = {}
     for condition, metrics in by_condition.items():
         scenario_dir = Path(metrics["scenario_directory"])
@@ -201,17 +204,22 @@ async def test_in_voice_the_agent_hears_the_phone_line_and_the_page_shows_each_c
         metadata = json.loads((scenario_dir / "scenario_config" / "metadata.json").read_text())
         assert metadata["condition"]["name"] == condition and metadata["condition"]["passenger_tts"] == "piper"
     # Piper's voice has energy above 4 kHz; a 300-3400 Hz telephone line removes it.
-    assert shares["clean"] > 1e-4 and shares["phone"] < shares["clean"] / 1000, shares
+    assert shares["clean"] > 1e-4 and shares[phone] < shares["clean"] / 1000, shares
+    # The passenger cut in, and the agent stopped talking: its audio ended well before the 2.3 s
+    # of greeting that were left, measured from the caller's own start (both at the bridge).
+    interruptions = by_condition[phone]["turn_taking"]["interruptions"]
+    assert interruptions, by_condition[phone]["turn_taking"]
+    assert interruptions[0]["yield_ms"] < 1500, interruptions
 
     user = await sync_to_async(django_user_model.objects.create_user)("viewer", password="pw")
     await sync_to_async(client.force_login)(user)
     run = await sync_to_async(Run.objects.get)(pk=report.run_id)
     page = (await sync_to_async(client.get)(run.get_absolute_url())).content.decode()
-    assert 'id="run-conditions"' in page and "<code>clean</code>" in page and "<code>phone</code>" in page
+    assert 'id="run-conditions"' in page and "<code>clean</code>" in page and f"<code>{phone}</code>" in page
     assert 'aria-label="Pass rate by condition"' in page
-    phone = await sync_to_async(ScenarioResult.objects.get)(run=run, condition="phone")
-    page = (await sync_to_async(client.get)(phone.get_absolute_url())).content.decode()
-    assert '<code id="result-condition" title="phone">phone</code>' in page
+    result = await sync_to_async(ScenarioResult.objects.get)(run=run, condition=phone)
+    page = (await sync_to_async(client.get)(result.get_absolute_url())).content.decode()
+    assert f'<code id="result-condition" title="phone+barge-in:after=1s">{phone}</code>' in page
     assert 'id="turn-taking"' in page and "speech_timeline.json" in page
 
 
