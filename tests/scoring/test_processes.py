@@ -18,21 +18,11 @@ import pytest
 
 from tests import warm_python
 from tests.scoring.celery_helpers import slow_llm, wait_until
-from tests.scoring.test_run_eval import REPO, _without_wall_clock, manage
+from tests.scoring.test_run_eval import REPO, _without_wall_clock, manage, stored_rows
 from tests.sqlite_template import migrated_sqlite
 
 pytestmark = pytest.mark.slow(seconds=35)
 NAMES = ["eva_airline__1_1_3", "eva_airline__voluntary_date_change"]
-
-
-def _rows(env: dict[str, str], session: Path) -> list[str]:
-    done = warm_python.run(
-        [sys.executable, "-c", "import django,os;os.environ.setdefault('DJANGO_SETTINGS_MODULE','evasite.settings');"
-         "django.setup();from scoring.models import Run;"
-         f"r=Run.objects.get(session_dir__endswith='{session.name}');"
-         "print(r.status, *sorted(x.scenario_name for x in r.results.all()))"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
-    return done.stdout.split()
 
 
 def test_a_worker_killed_mid_attempt_interrupts_the_run_and_resume_finishes_it(tmp_path: Path) -> None:
@@ -55,11 +45,11 @@ def test_a_worker_killed_mid_attempt_interrupts_the_run_and_resume_finishes_it(t
         error = proc.stderr.read()
         assert f"worker process {pids.group(1)} ended" in error and "resume with --resume" in error, error[-2000:]
         assert not (session / "all_summary.txt").exists()
-        assert _rows(env, session)[0] == "interrupted"
+        assert stored_rows(env, session)[0] == "interrupted"
 
         resumed = manage(*flags, "--resume", session.name.removeprefix("eval_"), env=env)
         assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert _rows(env, session) == ["finished", *sorted(NAMES)]  # one row each
+    assert stored_rows(env, session) == ["finished", *sorted(NAMES)]  # one row each
     assert [m["scenario_name"] for m in json.loads((session / "all_metrics.json").read_text())] == NAMES
     text = log.read_text()
     for name in NAMES:  # the workers' log lines reached the coordinator's log

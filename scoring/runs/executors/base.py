@@ -2,6 +2,8 @@
 error types the runner turns into a failed or interrupted run."""
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -81,3 +83,16 @@ class Executor(Protocol):
 
     async def run_items(self, run: RunContext, pending: list[QueueItem]) -> None:
         """Run every pending item to an accepted attempt (``run.accept``), or raise."""
+
+
+async def run_all(awaitables: list[Awaitable[None]]) -> None:
+    """Run them at once; the first failure (or a cancellation) cancels the others, which are
+    waited for before it is raised, so no attempt outlives its run."""
+    tasks = [asyncio.ensure_future(awaitable) for awaitable in awaitables]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

@@ -14,7 +14,7 @@ import redis
 from django.conf import settings
 
 from scoring.core.files import read_json
-from scoring.runs.executors.base import QueueItem, RunContext
+from scoring.runs.executors.base import QueueItem, RunContext, run_all
 from scoring.runs.executors.delivery import HELD, LOST, deliver
 from scoring.runs.executors.lease import LEASE_TTL_SECONDS, RunLeases, redis_client
 from scoring.runs.executors.plan import plan_attempt
@@ -57,14 +57,7 @@ class LocalExecutor:
             async with semaphore:
                 await run_item(run, item)
 
-        tasks = [asyncio.create_task(worker(item)) for item in pending]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        await run_all([worker(item) for item in pending])
 
 
 async def run_item(run: RunContext, item: QueueItem) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from django.conf import settings
 
-from scoring.runs.executors.base import QueueItem, RunContext, RunError, RunInterrupted
+from scoring.runs.executors.base import QueueItem, RunContext, RunError, RunInterrupted, run_all
 from scoring.runs.executors.delivery import HELD, LOST
 from scoring.runs.executors.plan import plan_payload
 
@@ -120,17 +120,10 @@ async def run_in_processes(run: RunContext, pending: list[QueueItem]) -> None:
             metrics = await worker.deliver(key, item, carried)
         run.accept(item, metrics, Path(run.session_dir) / item.dir_name)
 
-    tasks: list[asyncio.Task[None]] = []
     try:
         workers.extend(await asyncio.gather(*(WorkerProcess.start(run) for _ in range(count))))
         run.log.write(f"Running on {count} worker process(es): pids "
                       f"{', '.join(str(w.proc.pid) for w in workers)}")
-        tasks = [asyncio.ensure_future(one(key, item)) for key, item in enumerate(pending)]
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        await run_all([one(key, item) for key, item in enumerate(pending)])
     finally:
         await asyncio.shield(asyncio.gather(*(worker.stop() for worker in workers), return_exceptions=True))
