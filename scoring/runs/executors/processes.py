@@ -65,32 +65,41 @@ class WorkerProcess:
             self.in_flight.pop(key, None)
 
     async def _read(self, events: asyncio.StreamReader) -> None:
-        progress, log = self.run.progress, self.run.log
-        while line := await events.readline():
-            message = json.loads(line)
-            entry = self.in_flight.get(int(message["id"]))
-            if "event" in message:
-                kind = message["event"]
-                if kind == "scenario_started":
-                    progress.scenario_started(message["name"])
-                elif kind == "turn":
-                    progress.turn(message["name"], message["role"], message["text"])
-                elif kind == "scenario_finished":
-                    progress.scenario_finished(message["name"], message["metrics"])
-            elif "log" in message:
-                log.write(message["log"], message.get("level", "INFO"))
-            elif entry is not None and not entry[1].done():
-                if "error" in message:
-                    entry[1].set_exception(RunError(f"{entry[0].dir_name}: {message['error']}"))
-                elif message["done"] in (HELD, LOST):  # no leases here: nobody else may hold it
-                    entry[1].set_exception(RunError(f"{entry[0].dir_name}: {message['done']}"))
-                else:
-                    entry[1].set_result(message.get("metrics") or {})
+        """Turn the worker's reports into progress, log lines and outcomes until it ends; then
+        whatever it still held is lost with it (the run is interrupted, to be resumed)."""
+        ended = "ended"
+        try:
+            while line := await events.readline():
+                self._report(json.loads(line))
+        except (ValueError, KeyError, TypeError) as exc:  # a report this side cannot read
+            ended = f"sent an unreadable report ({type(exc).__name__}: {exc}) and was stopped"
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
         code = await self.proc.wait()
         for item, done in list(self.in_flight.values()):
             if not done.done():
                 done.set_exception(RunInterrupted(
-                    f"worker process {self.proc.pid} ended (exit {code}) during {item.dir_name}"))
+                    f"worker process {self.proc.pid} {ended} (exit {code}) during {item.dir_name}"))
+
+    def _report(self, message: dict[str, Any]) -> None:
+        progress, entry = self.run.progress, self.in_flight.get(int(message["id"]))
+        if "event" in message:
+            kind = message["event"]
+            if kind == "scenario_started":
+                progress.scenario_started(message["name"])
+            elif kind == "turn":
+                progress.turn(message["name"], message["role"], message["text"])
+            elif kind == "scenario_finished":
+                progress.scenario_finished(message["name"], message["metrics"])
+        elif "log" in message:
+            self.run.log.write(message["log"], message.get("level", "INFO"))
+        elif entry is not None and not entry[1].done():
+            if "error" in message:
+                entry[1].set_exception(RunError(f"{entry[0].dir_name}: {message['error']}"))
+            elif message["done"] in (HELD, LOST):  # no leases here: nobody else may hold it
+                entry[1].set_exception(RunError(f"{entry[0].dir_name}: {message['done']}"))
+            else:
+                entry[1].set_result(message.get("metrics") or {})
 
     async def stop(self) -> None:
         """Close its input (it cancels what is still running), then wait, then kill."""
