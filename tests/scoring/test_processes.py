@@ -21,10 +21,10 @@ from tests.scoring.celery_helpers import slow_llm, wait_until
 from tests.scoring.test_run_eval import REPO, _without_wall_clock, manage, stored_rows
 from tests.sqlite_template import migrated_sqlite
 
-pytestmark = pytest.mark.slow(seconds=35)
 NAMES = ["eva_airline__1_1_3", "eva_airline__voluntary_date_change"]
 
 
+@pytest.mark.slow(seconds=50)
 def test_a_worker_killed_mid_attempt_interrupts_the_run_and_resume_finishes_it(tmp_path: Path) -> None:
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(migrated_sqlite(tmp_path / "db.sqlite3"))}
     out = tmp_path / "out"
@@ -56,6 +56,7 @@ def test_a_worker_killed_mid_attempt_interrupts_the_run_and_resume_finishes_it(t
         assert f"{name}: finished" in text
 
 
+@pytest.mark.slow(seconds=15)
 def test_the_same_run_in_worker_processes_writes_the_same_summary(tmp_path: Path) -> None:
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(migrated_sqlite(tmp_path / "db.sqlite3"))}
     flags = ["run_eval", "--modality", "text", "--scenarios", *NAMES, "--trials", "2", "--concurrency", "3"]
