@@ -63,8 +63,8 @@ async def _post_form(session, site: LiveSite, path: str) -> int:
 
 async def test_a_run_started_on_one_web_process_is_cancelled_resumed_and_finished_across_restarts(
         stack: CeleryStack, tmp_path: Path) -> None:
-    scenario_workers = stack.workers().start(2)
-    coordinators = stack.workers().start(1, queue="evasite-coordinators", concurrency=2)
+    scenario_workers = stack.workers().start(1, concurrency=2)  # one process pool runs both scenarios
+    coordinators = stack.workers().start(1, queue="evasite-coordinators")
     first, second = StackSite(tmp_path / "first", stack), StackSite(tmp_path / "second", stack)
     sessions = []
     try:
