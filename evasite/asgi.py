@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evasite.settings")
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
+
+from evasite.http_handler import SiteHTTP  # noqa: E402
+
+django_asgi_app = SiteHTTP()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -126,13 +126,18 @@ DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     import dj_database_url
 
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    # Kept connections are checked before a request uses them (a restarted server costs one retry,
+    # not an error page).
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
 else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": _SQLITE_PATH,
             "OPTIONS": _SQLITE_OPTIONS,
+            # Pages run on one long-lived thread per server process (evasite/http_handler.py), so
+            # its connection is kept rather than opened (and the schema read) for every request.
+            "CONN_MAX_AGE": 600,
             # File-based (live-server tests need it) and per process, so concurrent test runs
             # on one machine never share a test database.
             "TEST": {"NAME": str(BASE_DIR / f"test_db_{os.getpid()}.sqlite3")},
