@@ -1,8 +1,9 @@
-"""Benchmark: how many voice sessions the machine carries. Runs the five seeds in voice
+"""Benchmark: how many voice sessions the machine carries. Runs the five seeds (or ``--scenarios``) in voice
 (listening agent, scripted passenger, Piper + Whisper tiny.en) at concurrency 1, 2, 4, 6 and prints
 wall time, CPU seconds per scenario, passes, and user->agent handoff latency p50/p95 at each.
 
 Run: nice -n 19 .venv/bin/python bench/speech_concurrency.py [--levels 1 2 4 6] [--stt whisper] [--processes 1 2]
+     [--scenarios NAME ...]   (six calls at once need six scenarios: the seeds and one more)
 About 8 minutes per --processes value on an idle 2-core machine. ``--processes`` runs each level
 with the local executor's attempts spread over that many worker processes (one table row each).
 """
@@ -22,11 +23,12 @@ def main() -> None:
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 6])
     parser.add_argument("--stt", default="whisper")
     parser.add_argument("--processes", type=int, nargs="+", default=[1])
+    parser.add_argument("--scenarios", nargs="+", default=SEEDS)
     args = parser.parse_args()
-    print(f"5 seeds, voice, listening + scripted, STT {args.stt}, {os.cpu_count()} CPUs")
+    print(f"{len(args.scenarios)} scenarios, voice, listening + scripted, STT {args.stt}, {os.cpu_count()} CPUs")
     print(f"{'proc':>4} {'conc':>4} {'wall s':>7} {'cpu s/scen':>10} {'pass':>5} {'lat p50 ms':>10} {'lat p95 ms':>10} {'wall/speech':>11}")
     for processes, level in ((p, level) for p in args.processes for level in args.levels):
-        run = run_voice(SEEDS, concurrency=level, stt=args.stt, extra_args=("--processes", str(processes)))
+        run = run_voice(args.scenarios, concurrency=level, stt=args.stt, extra_args=("--processes", str(processes)))
         latencies = run.latencies_ms()
         ratio = median([m["scenario_duration"] / run.speech_s[m["scenario_name"]] for m in run.metrics
                         if run.speech_s.get(m["scenario_name"])])
