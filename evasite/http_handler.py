@@ -12,7 +12,8 @@ the request signals as usual.
 
 One thread means one page at a time per process, which is what the GIL allows anyway; a view that
 waits (starting a run waits for a worker, Listen negotiates WebRTC) is a coroutine, and those still
-go through Django's handler on the event loop, so they never hold the pages' thread.
+go through Django's handler on the event loop, so they never hold the pages' thread (their few
+database calls keep Django's thread per request; a connection opened there goes with that thread).
 """
 from __future__ import annotations
 
