@@ -194,6 +194,12 @@ EVASITE_LISTEN_ACCESS = "scoring.web.listen_access.may_listen"
 # Whether this server process coordinates a run (its calls may start here): (run_id) -> bool.
 EVASITE_LISTEN_RUNS_HERE = "scoring.web.launcher.running_here"
 
+# A running run not heard from for this many seconds has lost its coordinator, as seen from any
+# other host (scoring.runs.liveness); coordinators stamp six times per lapse.
+EVASITE_COORDINATOR_LAPSE = env_int("EVASITE_COORDINATOR_LAPSE", 60)
+if EVASITE_COORDINATOR_LAPSE < 6:
+    raise ValueError("EVASITE_COORDINATOR_LAPSE must be at least 6 (seconds)")
+
 # Scenario executors (scoring/runs/executors/): "local" asyncio tasks, or "celery" workers on REDIS_URL.
 EVASITE_EXECUTOR = env_str("EVASITE_EXECUTOR", "local")
 # The longest scenario attempt (seconds) a worker accepts; the broker's visibility timeout is

@@ -53,6 +53,9 @@ class Run(models.Model):
                                         help_text="Host of the process coordinating the run.")
     coordinator_pid = models.PositiveIntegerField(
         null=True, blank=True, help_text="Its process id: a running run whose process is gone is interrupted.")
+    coordinator_seen_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="The coordinator's last heartbeat: how another host tells that it is gone (scoring.runs.liveness).")
     started_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -58,9 +58,9 @@ def run_open(
 ) -> Run:
     """Create the run row, or reopen it on ``--resume`` (same session directory, same row).
 
-    The coordinating process (host, pid) is recorded so a server start-up can tell a run whose
-    process died from one still going in another process. A resume keeps the original owner
-    unless one is given."""
+    The coordinating process (host, pid, a first heartbeat) is recorded so a server can tell a
+    run whose process died from one still going in another process (``scoring.runs.liveness``).
+    A resume keeps the original owner unless one is given."""
     owner = {"owner_id": owner_id} if owner_id is not None else {}
     run, _ = Run.objects.update_or_create(
         session_dir=str(Path(session_dir).resolve()),
@@ -68,6 +68,7 @@ def run_open(
             **owner,
             "coordinator_host": socket.gethostname(),
             "coordinator_pid": os.getpid(),
+            "coordinator_seen_at": timezone.now(),
             "timestamp": timestamp,
             "status": Run.Status.RUNNING,
             "source": source,
@@ -87,6 +88,15 @@ def run_open(
         },
     )
     return run
+
+
+def run_heartbeat(*, run_id: int) -> bool:
+    """Stamp that this process still coordinates the run (``scoring.runs.liveness``). Only the
+    recorded coordinator stamps, and only while the run is running: a process that lost the run
+    to a resume elsewhere never makes it look alive again. False when nothing was stamped."""
+    return bool(Run.objects.filter(
+        pk=run_id, status=Run.Status.RUNNING, coordinator_host=socket.gethostname(), coordinator_pid=os.getpid(),
+    ).update(coordinator_seen_at=timezone.now()))
 
 
 def scenario_result_record(

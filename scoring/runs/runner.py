@@ -31,6 +31,7 @@ from scoring.runs.evallog import EvalLog
 from scoring.runs import remote_cancel
 from scoring.runs.executors.base import QueueItem, RunCancelled, RunContext, RunError, RunInterrupted
 from scoring.runs.executors.choice import get_executor
+from scoring.runs import liveness
 from scoring.runs.executors.lease import RunLeases
 from scoring.core.files import read_json, write_json, write_text_atomic
 from scoring.core.judge import judge_enabled
@@ -206,9 +207,13 @@ class _Run:
         self.executor = get_executor(options.executor)
         self.executor.preflight(options, names)
         session_dir, stamp, resuming = _session_dir(options)
+        refusal = await sync_to_async(liveness.resume_refusal)(session_dir) if resuming else ""
+        if refusal:
+            raise RunError(refusal)  # before anything is written: the live coordinator owns the files
         self.session_dir = session_dir
         self.log = log = EvalLog(session_dir / "evaluation_log.txt", append=resuming)
         cancel_listener: asyncio.Task[None] | None = None
+        heartbeat: asyncio.Task[None] | None = None
         try:
             if resuming:
                 log.write(f"=== RESUMING run eval_{stamp} ===")
@@ -228,6 +233,8 @@ class _Run:
                 session_dir=session_dir, timestamp=stamp, parsed_args=options.redacted(),
                 scenario_names=names, total_scenarios=len(queue), source=self.source,
                 owner_id=self.owner_id)).pk
+            lapse = django_settings.EVASITE_COORDINATOR_LAPSE
+            heartbeat = asyncio.ensure_future(liveness.keep_alive(self.run_id, lapse))
             if self.on_open is not None:
                 self.on_open(self.run_id)
             current = asyncio.current_task()
@@ -270,8 +277,9 @@ class _Run:
                 raise type(exc)(reason) from caught  # the operator sees how to resume
             raise
         finally:
-            if cancel_listener is not None:
-                cancel_listener.cancel()
+            for helper in (cancel_listener, heartbeat):
+                if helper is not None:
+                    helper.cancel()
             log.close()
 
     def _cancelled_from_afar(self, by: str) -> None:

@@ -1,56 +1,49 @@
-"""Runs left "running" by a coordinator that died (a server restart, a killed ``run_eval``) are
-marked interrupted, so the page offers Resume instead of a spinner that never ends.
+"""Runs left "running" by a coordinator that died (a server restart, a killed ``run_eval``, a
+Celery worker lost with its coordination task) are marked interrupted, so the page offers Resume
+instead of a spinner that never ends.
 
-A run records the host and pid of its coordinating process; only a run of this host whose process
-is gone is touched, so a CLI run still going in another process is left alone.
+A run of this host is judged by its coordinator's pid; a run of any other host by its heartbeat
+(``scoring.runs.liveness``). A CLI run still going in another process is left alone.
 """
 from __future__ import annotations
 
-import os
 import socket
-from pathlib import Path
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from scoring.models import Run
+from scoring.runs.liveness import Coordinator, coordinator_of, silent_seconds
 
 
-def process_alive(pid: int) -> bool:
-    """Whether ``pid`` names a live (not zombie) process on this host."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state not in {"Z", "X"}
-
-
-def is_orphaned(*, host: str, pid: int | None, this_host: str) -> bool:
-    """A running run is orphaned when its coordinator ran here and is no longer alive."""
-    if pid is None or host != this_host:
-        return False  # unknown or elsewhere: cannot tell, leave it
-    return pid != os.getpid() and not process_alive(pid)
+def gone_reason(run: Run, this_host: str | None = None) -> str:
+    """How an orphaned run lost its coordinator, in the runner's words (``run_state`` rewords it)."""
+    who = f"its coordinating process ({run.coordinator_host}, pid {run.coordinator_pid})"
+    if run.coordinator_host == (this_host or socket.gethostname()) or run.coordinator_seen_at is None:
+        return f"{who} is gone"
+    return f"{who} fell silent ({silent_seconds(run.coordinator_seen_at, timezone.now()):.0f} s without a heartbeat)"
 
 
 def recover_orphaned_runs() -> list[int]:
     """Mark every orphaned running run interrupted; returns their ids."""
     this_host = socket.gethostname()
+    lapsed = timezone.now() - timedelta(seconds=settings.EVASITE_COORDINATOR_LAPSE)
     recovered = []
-    candidates = Run.objects.filter(status=Run.Status.RUNNING, coordinator_host=this_host)
-    for run in candidates.only("pk", "timestamp", "coordinator_host", "coordinator_pid"):
-        if not is_orphaned(host=run.coordinator_host, pid=run.coordinator_pid, this_host=this_host):
+    candidates = Run.objects.filter(Q(coordinator_host=this_host) | Q(coordinator_seen_at__lt=lapsed),
+                                    status=Run.Status.RUNNING)
+    for run in candidates.only("pk", "timestamp", "coordinator_host", "coordinator_pid", "coordinator_seen_at"):
+        if coordinator_of(run, this_host) is not Coordinator.GONE:
             continue
         with transaction.atomic():
-            updated = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
-                status=Run.Status.INTERRUPTED, finished_at=timezone.now(),
-                error=(f"interrupted: its coordinating process ({run.coordinator_host}, pid "
-                       f"{run.coordinator_pid}) is gone; resume with --resume {run.timestamp}"))
+            # Unchanged since it was read: a resume that took the run over in the meantime wins.
+            updated = Run.objects.filter(
+                pk=run.pk, status=Run.Status.RUNNING, coordinator_host=run.coordinator_host,
+                coordinator_pid=run.coordinator_pid, coordinator_seen_at=run.coordinator_seen_at,
+            ).update(status=Run.Status.INTERRUPTED, finished_at=timezone.now(),
+                     error=f"interrupted: {gone_reason(run, this_host)}; resume with --resume {run.timestamp}")
         if updated:
             recovered.append(run.pk)
     return recovered

@@ -9,12 +9,12 @@ the command line ("resume with --resume <TS>"); pages say it in the site's words
 from __future__ import annotations
 
 import re
-import socket
 from dataclasses import dataclass
 from typing import Any
 
 from scoring.models import Run
-from scoring.web.recovery import is_orphaned
+from scoring.runs.liveness import Coordinator, coordinator_of
+from scoring.web.recovery import gone_reason
 from scoring.web.scenario_history import agent_label
 
 STATUS_LABELS = {
@@ -26,6 +26,7 @@ STATUS_LABELS = {
 _CLI_RESUME_HINT = re.compile(r";?\s*resume (?:it )?with (?:run_eval )?--resume \S+\.?", re.I)
 _PARENTHESISED = re.compile(r"^\((.*)\)$")
 _GONE = re.compile(r"coordinating process \(([^,]*), pid (\d+)\) is gone")
+_SILENT = re.compile(r"coordinating process \(([^,]*), pid (\d+)\) fell silent \((\d+) s without a heartbeat\)")
 _CANCELLED_BY = re.compile(r"^cancelled from the site by (.+)$")
 
 
@@ -52,10 +53,9 @@ def _remaining(run: Run) -> int:
 
 
 def run_orphaned(run: Run, this_host: str | None = None) -> bool:
-    """A running run whose coordinating process on this host is gone (read-only check)."""
-    if run.status != Run.Status.RUNNING:
-        return False
-    return is_orphaned(host=run.coordinator_host, pid=run.coordinator_pid, this_host=this_host or socket.gethostname())
+    """A running run whose coordinating process is gone: on this host by its pid, from any
+    other by its heartbeat (read-only check)."""
+    return run.status == Run.Status.RUNNING and coordinator_of(run, this_host) is Coordinator.GONE
 
 
 def stop_reason_text(error: str) -> str:
@@ -67,6 +67,10 @@ def stop_reason_text(error: str) -> str:
     gone = _GONE.search(text)
     if gone:
         return f"The process that coordinated it ({gone.group(1)}, pid {gone.group(2)}) is no longer running."
+    silent = _SILENT.search(text)
+    if silent:
+        return (f"The process that coordinated it ({silent.group(1)}, pid {silent.group(2)}) has not been "
+                f"heard from for {silent.group(3)} s.")
     text = re.sub(r"^interrupted[:;]?\s*", "", text, flags=re.I).strip()
     text = _PARENTHESISED.sub(r"\1", text).strip()
     return f"Reason: {text}." if text else "It was cancelled or interrupted before it finished."
@@ -87,9 +91,7 @@ def run_state(run: Run, *, may_control: bool, this_host: str | None = None) -> R
     else:
         next_step = ""
     if status == Run.Status.INTERRUPTED:
-        reason = (stop_reason_text(run.error) if not orphaned else
-                  f"The process that coordinated it ({run.coordinator_host}, pid {run.coordinator_pid}) "
-                  "is no longer running.")
+        reason = stop_reason_text(gone_reason(run, this_host) if orphaned else run.error)
         notice = Notice("info", f"This run stopped before it finished. {reason} {counted}{next_step}")
     elif status == Run.Status.FAILED:
         detail = _CLI_RESUME_HINT.sub("", run.error or "").strip()

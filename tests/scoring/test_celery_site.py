@@ -96,7 +96,9 @@ async def test_a_run_started_on_one_web_process_is_cancelled_resumed_and_finishe
             assert len(cancelled["rows"]) < len(SCENARIOS), cancelled  # it really stopped part-way
 
             assert await _post_form(b, second, f"/runs/{run_id}/resume/") == 302
-            assert _status(stack, run_id)["status"] == "running"
+            # Running again; or already finished when the attempts in flight at the cancel went on
+            # to their end on the workers and the resume found every scenario complete.
+            assert _status(stack, run_id)["status"] in ("running", "finished")
             first.start()  # the first web process comes back while the resumed run goes on
             await asyncio.to_thread(wait_until, lambda: _status(stack, run_id)["status"] != "running", 180,
                                     "the resumed run to finish", every=1.0)

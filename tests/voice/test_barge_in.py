@@ -54,12 +54,26 @@ async def _speak(interrupt_after_s: float | None) -> tuple[list[tuple[float, obj
         await worker.queue_frame(VADUserStartedSpeakingFrame())
         await asyncio.sleep(1.0)
     else:
-        while not any(isinstance(item, dict) and item.get("type") == "bot-stopped-speaking" for _, item in heard):
+        # The whole read-back, however slowly it renders: on a loaded machine Piper can take over
+        # pipecat's 3 s stop-frame timeout for one sentence, and the utterance then pauses (stopped,
+        # started again) half-way. A read-back cut short for good fails at the deadline.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (_audio_seconds(heard) > 7.0 and _ended(heard)):
             await asyncio.sleep(0.05)
     await worker.queue_frame(EndFrame())
     await asyncio.wait_for(task, 30)
     await sink.detach()
     return heard, sink, yielder
+
+
+def _ended(items: list[tuple[float, object]]) -> bool:
+    """The last speaking event is bot-stopped-speaking, and no audio came after it."""
+    for _, item in reversed(items):
+        if isinstance(item, AudioChunk):
+            return False
+        if isinstance(item, dict) and item.get("type") in ("bot-started-speaking", "bot-stopped-speaking"):
+            return item["type"] == "bot-stopped-speaking"
+    return False
 
 
 def _audio_seconds(items: list[tuple[float, object]]) -> float:
