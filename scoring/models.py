@@ -56,6 +56,8 @@ class Run(models.Model):
     coordinator_seen_at = models.DateTimeField(
         null=True, blank=True,
         help_text="The coordinator's last heartbeat: how another host tells that it is gone (scoring.runs.liveness).")
+    takeovers = models.PositiveSmallIntegerField(
+        default=0, help_text="Times a worker resumed it after its coordinator died (scoring.runs.takeover).")
     started_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)

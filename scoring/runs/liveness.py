@@ -75,6 +75,14 @@ def coordinator_of(run: Run, this_host: str | None = None) -> Coordinator:
                              lapse=settings.EVASITE_COORDINATOR_LAPSE)
 
 
+def gone_reason(run: Run, this_host: str | None = None) -> str:
+    """How an orphaned run lost its coordinator, in the runner's words (``run_state`` rewords it)."""
+    who = f"its coordinating process ({run.coordinator_host}, pid {run.coordinator_pid})"
+    if run.coordinator_host == (this_host or socket.gethostname()) or run.coordinator_seen_at is None:
+        return f"{who} is gone"
+    return f"{who} fell silent ({silent_seconds(run.coordinator_seen_at, timezone.now()):.0f} s without a heartbeat)"
+
+
 def resume_refusal(session_dir: Path) -> str:
     """Why the run stored in ``session_dir`` must not be resumed now ("" when it may): its
     coordinator is still at work, and a second one would run its scenarios twice."""

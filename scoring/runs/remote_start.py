@@ -35,6 +35,8 @@ COORDINATE_TASK = "evasite.coordinate_run"
 PICKUP_SECONDS = 30.0
 """How long a coordination task may wait in the queue for a worker before it is void."""
 OPEN_SECONDS = 30.0
+HAND_OVER_SECONDS = 24 * 3600.0
+"""How long a takeover's coordination task stays valid in the queue (nobody waits for it)."""
 """After pickup, how long the worker may take to open the run's row (planning, preflight)."""
 
 log = logging.getLogger(__name__)
@@ -79,6 +81,15 @@ async def start_on_workers(options: RunOptions, *, owner_id: int | None) -> int:
                            f"'{settings.EVASITE_CELERY_COORDINATOR_QUEUE}' queue (README, Scale out)") from None
     finally:
         await leave_group(layer, _group(ticket), me)
+
+
+def hand_over(options: RunOptions, owner_id: int | None) -> None:
+    """Send a run's coordination to the workers with nobody waiting for its row (a takeover,
+    ``runs.takeover``). It may wait in the queue for as long as a worker is busy: a copy that
+    comes after someone resumed the run by hand is refused by the runner (it is running)."""
+    options.executor = options.executor or settings.EVASITE_EXECUTOR
+    _send({"options": options_payload(options), "owner_id": owner_id, "ticket": secrets.token_hex(12),
+           "not_after": time.time() + HAND_OVER_SECONDS})
 
 
 def _send(payload: dict[str, Any]) -> None:

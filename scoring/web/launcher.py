@@ -14,13 +14,11 @@ import asyncio
 import contextvars
 import logging
 import time
-from pathlib import Path
 from typing import Any
 
 from asgiref.sync import sync_to_async
 
 from scoring.runs.options import RunOptions, options_argv
-from scoring.runs.options.resume_defaults import adopt_recorded
 from scoring.runs import remote_cancel, remote_start
 from scoring.runs.executors.base import RunCancelled
 from scoring.runs.runner import RunError, run_evaluation
@@ -104,11 +102,3 @@ async def cancel(run_id: int, *, by: str) -> bool:
         await asyncio.sleep(0.25)
     return True
 
-
-def resume_options(parsed_args: dict[str, Any], *, timestamp: str, session_dir: str) -> RunOptions:
-    """The options to resume a stored run: its recorded flags plus ``--resume`` of its session.
-
-    An inline judge key is never stored, so a resume reads the key from its environment name."""
-    options = RunOptions(resume=timestamp, output_dir=str(Path(session_dir).parent))
-    adopt_recorded(options, {"resume", "output_dir"}, parsed_args)
-    return options

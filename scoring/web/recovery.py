@@ -16,15 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from scoring.models import Run
-from scoring.runs.liveness import Coordinator, coordinator_of, silent_seconds
-
-
-def gone_reason(run: Run, this_host: str | None = None) -> str:
-    """How an orphaned run lost its coordinator, in the runner's words (``run_state`` rewords it)."""
-    who = f"its coordinating process ({run.coordinator_host}, pid {run.coordinator_pid})"
-    if run.coordinator_host == (this_host or socket.gethostname()) or run.coordinator_seen_at is None:
-        return f"{who} is gone"
-    return f"{who} fell silent ({silent_seconds(run.coordinator_seen_at, timezone.now()):.0f} s without a heartbeat)"
+from scoring.runs.liveness import Coordinator, coordinator_of, gone_reason
 
 
 def recover_orphaned_runs() -> list[int]:

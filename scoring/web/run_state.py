@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoring.models import Run
-from scoring.runs.liveness import Coordinator, coordinator_of
-from scoring.web.recovery import gone_reason
+from scoring.runs.liveness import Coordinator, coordinator_of, gone_reason
 from scoring.web.scenario_history import agent_label
 
 STATUS_LABELS = {

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from scenarios.registry import list_eval_scenarios
 from scoring.models import Run, ScenarioResult
 from scoring.runs.options.entry import default_concurrency
+from scoring.runs.options.resume_defaults import resume_options
 from scoring.runs.runner import RunError, select_scenarios
 from scoring.web import launcher, selectors, services
 from scoring.web.access import may_control, public_results
@@ -324,7 +325,7 @@ async def run_resume(request: HttpRequest, pk: int) -> HttpResponse:
     if not state.may_resume:
         messages.warning(request, "There is nothing to resume: the run is still going, or every scenario has a result.")
         return redirect("scoring:run_detail", pk=run.pk)
-    options = launcher.resume_options(run.parsed_args or {}, timestamp=run.timestamp, session_dir=run.session_dir)
+    options = resume_options(run.parsed_args or {}, timestamp=run.timestamp, session_dir=run.session_dir)
     try:
         await launcher.start(options, owner_id=run.owner_id)
     except RunError as exc:

@@ -146,3 +146,39 @@ async def test_a_run_is_not_resumed_while_its_coordinator_beats_elsewhere(tmp_pa
     run = await sync_to_async(Run.objects.get)(pk=first.run_id)
     assert (run.status, run.coordinator_host, run.coordinator_pid) == (Run.Status.FINISHED, HOST, os.getpid())
     assert run.coordinator_seen_at > timezone.now() - timedelta(seconds=30)
+
+
+@pytest.mark.django_db
+def test_workers_take_over_only_site_runs_on_celery_whose_coordinator_is_gone(tmp_path: Path) -> None:
+    from scoring.runs.takeover import TAKEOVER_LIMIT, take_over_orphans
+
+    dead = _dead_pid()
+
+    def site_run(name: str, **fields) -> Run:
+        values = {"source": Run.Source.WEB, "executor": "celery", "coordinator_host": HOST, "coordinator_pid": dead,
+                  "parsed_args": {"modality": "text", "scenarios": ["eva_airline__1_1_3"], "concurrency": 2}}
+        return _run(tmp_path, name, **{**values, **fields})
+
+    lost = site_run("lost", owner=None)
+    site_run("from_a_shell", source=Run.Source.CLI)  # its person resumes it
+    site_run("local", executor="local")  # coordinated by a web process: the sweep and Resume
+    site_run("alive", coordinator_pid=os.getppid())
+    site_run("silent_elsewhere", coordinator_host="worker-2", coordinator_seen_at=timezone.now() - timedelta(hours=1))
+    site_run("too_often", takeovers=TAKEOVER_LIMIT)
+    handed: list[tuple[RunOptions, int | None]] = []
+    taken = take_over_orphans(lambda options, owner: handed.append((options, owner)))
+
+    elsewhere = Run.objects.get(timestamp="silent_elsewhere")
+    assert sorted(taken) == sorted([lost.pk, elsewhere.pk])
+    options = {run_options.resume: run_options for run_options, _ in handed}
+    assert set(options) == {"lost", "silent_elsewhere"}
+    assert options["lost"].output_dir == str(tmp_path.resolve()) and options["lost"].concurrency == 2
+    assert options["lost"].scenarios == ["eva_airline__1_1_3"]
+    lost.refresh_from_db()
+    assert (lost.status, lost.takeovers) == (Run.Status.INTERRUPTED, 1)
+    assert f"is gone; taken over by a worker on {HOST}" in lost.error
+    statuses = dict(Run.objects.values_list("timestamp", "status"))
+    assert {name for name, status in statuses.items() if status == Run.Status.RUNNING} == {
+        "from_a_shell", "local", "alive", "too_often"}
+    assert take_over_orphans(lambda options, owner: handed.append((options, owner))) == []  # claimed once
+    assert len(handed) == 2

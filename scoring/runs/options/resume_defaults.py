@@ -75,3 +75,12 @@ def _is_redacted(value: Any) -> bool:
 
 def _show(value: Any) -> str:
     return " ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def resume_options(parsed_args: Mapping[str, Any], *, timestamp: str, session_dir: str) -> RunOptions:
+    """The options to resume a stored run (the Resume button, a worker's takeover): its recorded
+    flags plus ``--resume`` of its session. An inline judge key is never stored, so a resume
+    reads the key from its environment name."""
+    options = RunOptions(resume=timestamp, output_dir=str(Path(session_dir).parent))
+    adopt_recorded(options, set(NOT_INHERITED), parsed_args)
+    return options
