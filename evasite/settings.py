@@ -206,6 +206,8 @@ EVASITE_EXECUTOR = env_str("EVASITE_EXECUTOR", "local")
 # derived from it, since an unacknowledged task of a worker killed outright comes back only then
 # (stack-notes, "Celery on Redis"). A run whose duration exceeds it is refused.
 EVASITE_CELERY_DURATION_CAP = env_int("EVASITE_CELERY_DURATION_CAP", 900)
+# Keep the grace longer than a lease (scoring.runs.executors.lease, 15 s): a task redelivered
+# before a dead worker's lease lapsed would find it held, step back and leave the scenario.
 EVASITE_CELERY_VISIBILITY_GRACE = env_int("EVASITE_CELERY_VISIBILITY_GRACE", 120)
 EVASITE_CELERY_QUEUE = "evasite-scenarios"
 EVASITE_CELERY_COORDINATOR_QUEUE = "evasite-coordinators"  # site-started runs (scoring.runs.remote_start)

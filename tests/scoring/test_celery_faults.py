@@ -15,8 +15,11 @@ from tests.scoring.celery_helpers import assert_complete_once, fault_run, kill_g
 from tests.services import CeleryStack
 
 SCENARIOS = ["eva_airline__1_1_3", "eva_airline__2_1_2", "eva_airline__voluntary_date_change"]
-# A short duration cap keeps the broker's visibility timeout (cap + grace = 15 s) test-sized.
-SETTINGS = {"EVASITE_CELERY_DURATION_CAP": "12", "EVASITE_CELERY_VISIBILITY_GRACE": "3"}
+# A short duration cap keeps the broker's visibility timeout (cap + grace = 32 s) test-sized. The
+# grace outlasts a dead worker's lease (15 s after its last renewal), as the default's 120 s does:
+# with less, a redelivery could find the dead worker's lease still live, step back, and leave the
+# scenario to nobody.
+SETTINGS = {"EVASITE_CELERY_DURATION_CAP": "12", "EVASITE_CELERY_VISIBILITY_GRACE": "20"}
 
 
 pytestmark = pytest.mark.slow(seconds=40)  # each fault is tens of seconds of real processes; handed out first
@@ -40,7 +43,7 @@ def slow_flags(stack: CeleryStack) -> Iterator[list[str]]:
 def test_with_the_coordinator_gone_too_the_brokers_redelivery_finishes_the_scenario(stack: CeleryStack,
                                                                                    slow_flags: list[str]) -> None:
     """The last resort: a worker and the coordinator killed together, so nobody watches the
-    leases. The broker redelivers the task after its visibility timeout (15 s here) to the other
+    leases. The broker redelivers the task after its visibility timeout (32 s here) to the other
     worker, which moves the dead attempt aside and finishes it; a resume then finds it complete."""
     name = SCENARIOS[0]
     with fault_run(stack) as run:
