@@ -3,8 +3,8 @@ PostgreSQL database and redis-server, real Celery workers for the scenarios and 
 coordination. A run started on one server survives that server being killed at once, is
 cancelled and resumed from the other, and goes on to its end while the first one restarts.
 
-Each scenario lasts its 12 s duration cap (a stand-in passenger LLM answering after 1 s), so
-the run is still going when it is killed, cancelled and restarted, whatever the machine's load.
+Each scenario lasts up to its 12 s duration cap (a stand-in passenger LLM answering after 1 s),
+so the run is still going when its first web process is killed.
 """
 from __future__ import annotations
 
@@ -92,8 +92,9 @@ async def test_a_run_started_on_one_web_process_is_cancelled_resumed_and_finishe
 
             assert await _post_form(b, second, f"/runs/{run_id}/cancel/") == 302
             wait_until(lambda: _status(stack, run_id)["status"] == "interrupted", 60, "the cancelled run to stop")
-            cancelled = _status(stack, run_id)
-            assert len(cancelled["rows"]) < len(SCENARIOS), cancelled  # it really stopped part-way
+            # Interrupted, not finished: the coordinator stopped before the run's end. (Its attempts
+            # already on a worker may still go on to record their rows: a cancel only drops what is
+            # queued, and a resume keeps what they scored.)
 
             assert await _post_form(b, second, f"/runs/{run_id}/resume/") == 302
             # Running again; or already finished when the attempts in flight at the cancel went on
