@@ -32,7 +32,11 @@ breath it otherwise invents stock phrases such as "Thank you."."""
 
 
 def _threads() -> int:
-    return max(1, int(os.environ.get("EVASITE_WHISPER_THREADS", "2")))
+    """CTranslate2's threads per decode. One by default: on these turns a second thread made each
+    decode slower as well as costlier (40 identity answers, tiny.en: 16 s wall on 20 CPU s with
+    one, 23 s on 30 with two; base 27 s / 31 against 35 s / 47; the same words either way).
+    Concurrent calls still decode side by side (``num_workers``)."""
+    return max(1, int(os.environ.get("EVASITE_WHISPER_THREADS", "1")))
 
 
 _load_lock = threading.Lock()
