@@ -175,6 +175,7 @@ def _agent_heard(scenario_dir: Path) -> tuple[np.ndarray, int]:
         return frames.reshape(-1, wav.getnchannels())[:, 0], wav.getframerate()
 
 
+@pytest.mark.quiet  # how soon the agent yields to a cut-in is judged in real time: first on the CPUs
 @pytest.mark.slow(seconds=80)
 @pytest.mark.django_db(transaction=True)
 async def test_in_voice_the_agent_hears_the_phone_line_yields_to_a_barge_in_and_the_page_shows_each_condition(
@@ -208,8 +209,8 @@ async def test_in_voice_the_agent_hears_the_phone_line_yields_to_a_barge_in_and_
     # The passenger cut in, and the agent stopped talking: for most cuts its audio ended within
     # 1.5 s of the caller's own start (both at the bridge), where an agent that did not yield
     # would play each turn out (2.3 s of greeting were left at the first cut, more of a read-back).
-    # Most, not each: beside the rest of the suite at nice 19, a starved agent can hear one cut
-    # only once its turn has ended (a first yield of 2368 ms, then 528 and 496, was seen).
+    # Most, not each: a starved agent can hear one cut only once its turn has ended (a first
+    # yield of 2368 ms, then 528 and 496, was seen when this test ran niced beside the suite).
     interruptions = by_condition[phone]["turn_taking"]["interruptions"]
     assert interruptions, by_condition[phone]["turn_taking"]
     yields = sorted(cut["yield_ms"] for cut in interruptions)
