@@ -59,7 +59,10 @@ class ServedSite(LiveSite):
         assert self.process is not None
         found = []
         for child in _children(self.process.pid):
-            cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+            try:
+                cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:  # it ended since the list was read (a helper the supervisor started)
+                continue
             if b"multiprocessing" in cmdline and b"resource_tracker" not in cmdline:
                 found.append(child)
         return found
