@@ -78,8 +78,8 @@ def test_a_turn_is_decoded_over_a_short_window_and_a_doubtful_decode_over_the_fu
     full = whisper_stt._transcribe_full_window
     # A clear sentence and digital silence are decided by the short window alone (a spelled code,
     # which Whisper is less sure of, may be redone over the full window: bench/whisper_window.py).
-    # Piper's synthesis differs a little each time, and one rendering in a dozen or so is doubtful
-    # enough to be redone: so five renderings, and most must be decided by the short window.
+    # Piper's synthesis differs a little each time, and now and then a rendering is doubtful enough
+    # to be redone (once in about fifteen suite runs here): so five renderings, at most one redone.
     full_windows = []
     monkeypatch.setattr(whisper_stt, "_transcribe_full_window", lambda *a: full_windows.append(a) or full(*a))
     renderings = [plain_sentence, *(_speak(SENTENCE) for _ in range(4))]
