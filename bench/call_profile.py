@@ -398,9 +398,11 @@ class Probes:
     """"kind from->to quality" -> [calls, seconds of input audio, CPU s of the calling thread]."""
     whisper: list[dict[str, Any]] = field(default_factory=list)
     fallback_temperatures: Counter = field(default_factory=Counter)
+    whisper_encoded_s: float = 0.0
     silero: list[float] = field(default_factory=lambda: [0, 0, 0.0])
     """[windows, windows of digital silence (all zeros), CPU s in the calling thread]."""
     piper: list[tuple[str, float]] = field(default_factory=list)
+    piper_backlog_s: float = 0.0
     bot_audio: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
     """role -> [16 ms chunks the bridge fed the bot, chunks of digital silence]."""
     pushes: Counter = field(default_factory=Counter)
@@ -470,6 +472,15 @@ class Probes:
             return result
 
         WhisperModel.generate_with_fallback = generate_with_fallback
+        import faster_whisper.transcribe as fw_transcribe
+
+        storage = fw_transcribe.get_ctranslate2_storage
+
+        def encoder_input(features: Any) -> Any:
+            self.whisper_encoded_s += features.shape[-1] / 100  # 10 ms feature frames
+            return storage(features)
+
+        fw_transcribe.get_ctranslate2_storage = encoder_input
 
     def _wrap_silero(self) -> None:
         from pipecat.audio.vad.silero import SileroOnnxModel
@@ -489,12 +500,18 @@ class Probes:
     def _wrap_piper(self) -> None:
         from piper.voice import PiperVoice
 
+        from voice.speech import piper_tts
+
         synthesize = PiperVoice.synthesize
+        backlog_session = piper_tts._loaded_voice(_piper_model_path(), piper_tts.BACKLOG_THREADS).session
 
         def speak(voice: Any, text: str, syn_config: Any = None, **kwargs: Any) -> Any:
             seconds = 0.0
             for chunk in synthesize(voice, text, syn_config, **kwargs):
-                seconds += len(chunk.audio_int16_bytes) / 2 / chunk.sample_rate
+                length = len(chunk.audio_int16_bytes) / 2 / chunk.sample_rate
+                seconds += length
+                if voice.session is backlog_session:
+                    self.piper_backlog_s += length
                 yield chunk
             self.piper.append((text, seconds))
 
@@ -533,13 +550,20 @@ def _setup_django(tmp: Path) -> None:
     django.setup()
 
 
+def _piper_model_path() -> str:
+    from voice.speech import piper_tts
+
+    return str(piper_tts.bundled_voice_dir() / f"{piper_tts.JOE_VOICE}.onnx")
+
+
 def _load_models() -> None:
     """What a process loads once for all its calls (kept out of the per-call figures)."""
     from voice.speech import piper_tts, whisper_stt
     from voice.speech.whisper_models import locate
 
     whisper_stt.shared_model(locate(whisper_stt.DEFAULT_MODEL))
-    piper_tts._loaded_voice(str(piper_tts.bundled_voice_dir() / f"{piper_tts.JOE_VOICE}.onnx"))
+    for threads in (piper_tts.SYNTHESIS_THREADS, piper_tts.BACKLOG_THREADS):
+        piper_tts._loaded_voice(_piper_model_path(), threads)
     import pipecat.audio.vad.silero  # noqa: F401  (imports only: each pipeline builds its own session)
 
 
@@ -672,10 +696,10 @@ def _print_probes(probes: Probes, categories: Counter, calls: int, wall: float) 
               f"{empty / calls:.1f} gave no text, {mostly_silent / calls:.1f} were >80% silence; "
               f"decode wall {sum(i['wall'] for i in probes.whisper) / calls:.1f} s; "
               f"median segment {sorted(i['seconds'] for i in probes.whisper)[len(probes.whisper) // 2]:.1f} s")
-        windows = 30.0 * sum(max(1, -(-item["seconds"] // 30)) for item in probes.whisper)
+        windows = probes.whisper_encoded_s
         print(f"  whisper: {categories.get(WHISPER, 0.0) / len(probes.whisper):.2f} CPU s per segment; the encoder "
-              f"runs on 30 s windows (faster-whisper pads the features to 3000 frames): {windows / calls:.0f} s "
-              f"encoded for {audio / calls:.1f} s of audio, {100 * (1 - audio / windows):.0f}% of it padding")
+              f"saw {windows / calls:.0f} s of windows for {audio / calls:.1f} s of audio "
+              f"({100 * max(0.0, 1 - audio / windows) if windows else 0:.0f}% of it padding)")
         temps = ", ".join(f"T={t:g}: {n}" for t, n in sorted(probes.fallback_temperatures.items()))
         print(f"  whisper windows by the temperature that was kept (T>0: fallback re-decodes): {temps}")
     windows, zeros, cpu = probes.silero
@@ -689,7 +713,8 @@ def _print_probes(probes: Probes, categories: Counter, calls: int, wall: float) 
     if probes.piper:
         texts = [text for text, _ in probes.piper]
         print(f"  piper: {len(texts) / calls:.1f} syntheses, {len(set(texts)) / calls:.1f} distinct texts, "
-              f"{sum(s for _, s in probes.piper) / calls:.1f} s of speech")
+              f"{sum(s for _, s in probes.piper) / calls:.1f} s of speech, "
+              f"{probes.piper_backlog_s / calls:.1f} s of it rendered on the backlog session")
     if probes.pushes:
         total = sum(probes.pushes.values())
         top = ", ".join(f"{name} {count / wall:.0f}/s" for name, count in probes.pushes.most_common(5))

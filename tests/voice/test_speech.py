@@ -122,6 +122,51 @@ async def test_vad_skips_settled_digital_silence_and_hears_what_pipecats_silero_
     assert len(scored) >= windows - sum(int(g * 16000) // 512 for g in gaps) - 1
 
 
+async def test_vad_scores_on_the_loop_and_measures_no_loudness_of_digital_silence(piper_phrase, monkeypatch):
+    """The model runs on the loop's own thread (no hand-off per window), and the loudness of a
+    block of digital silence is taken as the floor instead of measured: the smoothed volumes,
+    hence the states, are the same as measuring every block."""
+    import threading
+    import types
+
+    import pipecat.audio.volume as volume_module
+    from pipecat.audio.vad.vad_analyzer import VADAnalyzer
+
+    from voice.speech.vad import SILENT_VOLUME_WINDOWS, make_vad_analyzer
+
+    pcm, rate = piper_phrase
+    speech = resample(pcm, rate, 16000)
+    audio = speech + bytes(3 * 32000) + speech + bytes(32000)
+    measured = {"count": 0}
+    measure = volume_module.calculate_audio_volume
+
+    def counting(block, sample_rate):
+        measured["count"] += 1
+        return measure(block, sample_rate)
+
+    monkeypatch.setattr(volume_module, "calculate_audio_volume", counting)
+    ours, every_block = make_vad_analyzer(16000), make_vad_analyzer(16000)
+    every_block._get_smoothed_volume = types.MethodType(VADAnalyzer._get_smoothed_volume, every_block)
+    model, threads = ours._model, set()
+    ours._model = lambda samples, sr: threads.add(threading.get_ident()) or model(samples, sr)
+    ours._model.reset_states = model.reset_states
+    volumes: dict[str, list[float]] = {"ours": [], "every": []}
+    states: dict[str, list] = {"ours": [], "every": []}
+    counts = {}
+    for vad, name in ((ours, "ours"), (every_block, "every")):
+        vad.set_sample_rate(16000)
+        measured["count"] = 0
+        for offset in range(0, len(audio) - 639, 640):
+            states[name].append(await vad.analyze_audio(audio[offset: offset + 640]))
+            volumes[name].append(vad._prev_volume)
+        counts[name] = measured["count"]
+    assert threads == {threading.get_ident()}
+    assert states["ours"] == states["every"] and "SPEAKING" in {s.name for s in states["ours"]}
+    assert np.allclose(volumes["ours"], volumes["every"], rtol=0, atol=1e-12)
+    silent_blocks = (3 * 16000 // 512 - SILENT_VOLUME_WINDOWS) + (16000 // 512 - SILENT_VOLUME_WINDOWS)
+    assert counts["every"] - counts["ours"] >= silent_blocks - 4, counts
+
+
 async def test_after_a_long_silence_the_vad_hears_a_phone_line_caller_from_the_first_word():
     """A lost turn, found in calls over ``phone:loss=5%``: after the bridge's digital silence the
     model met the caller in a freshly reset state, scored "No, that's all. Thanks, goodbye." on a
@@ -154,6 +199,44 @@ async def test_after_a_long_silence_the_vad_hears_a_phone_line_caller_from_the_f
     # the reset model never heard the caller at all.
     assert first is not None and first * 0.032 <= 1.0, first
     assert sum(speaking) >= phrase / 3, (sum(speaking), phrase)
+
+
+def test_playback_backlog_counts_audio_still_to_play():
+    from voice.speech.piper_tts import PlaybackBacklog
+
+    now = [100.0]
+    backlog = PlaybackBacklog(clock=lambda: now[0])
+    backlog.add(2.0)
+    backlog.add(1.5)  # queued behind the first sentence
+    now[0] += 1.0
+    assert backlog.ahead() == pytest.approx(2.5)
+    now[0] += 5.0
+    assert backlog.ahead() == 0.0
+    backlog.add(1.0)  # after a pause the new audio plays from now, not from the old end
+    assert backlog.ahead() == pytest.approx(1.0)
+    backlog.clear()
+    assert backlog.ahead() == 0.0
+
+
+async def test_piper_renders_the_sentence_the_listener_waits_for_on_the_fast_session():
+    """The first sentence of a turn (nothing playing) goes to the two-thread session; the ones
+    rendered while it still plays go to the cheaper one-thread session. The clock is frozen, so
+    the audio queued ahead is exactly what was rendered (no race with the machine's speed)."""
+    from pipecat.frames.frames import InterruptionFrame
+    from pipecat.processors.frame_processor import FrameDirection
+
+    from voice.speech.piper_tts import BACKLOG_SECS, PlaybackBacklog, make_piper_tts
+
+    service = make_piper_tts()
+    backlog = PlaybackBacklog(clock=lambda: 0.0)
+    service._backlog = service._voice._backlog = backlog
+    pcm, rate = await synthesize(service, "Your new flight leaves at nine forty. There is no fare difference. "
+                                          "Is there anything else I can help with?")
+    assert rms(pcm) > 500
+    assert service._voice.sentences == [1, 2]
+    assert backlog.ahead() == pytest.approx(len(pcm) / 2 / rate, abs=0.05) and backlog.ahead() > BACKLOG_SECS
+    await service.process_frame(InterruptionFrame(), FrameDirection.DOWNSTREAM)
+    assert backlog.ahead() == 0.0, "audio dropped by an interruption is not waited for"
 
 
 def test_registry_names_and_errors():

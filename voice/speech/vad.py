@@ -22,28 +22,34 @@ turn was lost (the call ended by inactivity). pipecat's own periodic reset is fo
 silence that caused it; 8-32 windows of it give the same scores as never skipping."""
 
 
+SILENT_VOLUME_WINDOWS = 13
+"""All-zero model windows (32 ms) that fill pipecat's 0.4 s loudness block: after that many the
+block is digital silence, whose BS.1770 loudness is the floor, i.e. volume 0, so it is not measured."""
+
+
 def _all_zero(buffer: bytes | bytearray) -> bool:
     return buffer.count(0) == len(buffer)
 
 
 def make_vad_analyzer(sample_rate: int = 16000, *, stop_secs: float = STOP_SECS):
+    from pipecat.audio.utils import exp_smoothing
     from pipecat.audio.vad.silero import SileroVADAnalyzer
     from pipecat.audio.vad.vad_analyzer import VADParams, VADState
 
     class BufferingSileroVAD(SileroVADAnalyzer):
-        """Silero that goes to its thread only when a model window is complete, and not at all
-        for a window of digital silence once the silence has settled.
+        """Silero scored on the event loop, once per complete model window, and not at all for a
+        window of digital silence once the silence has settled.
 
-        Why: pipecat hands every 16 ms frame to a worker thread, though Silero's window is
-        32 ms, so every other hand-off only appends to a buffer; the hand-offs cost more CPU
-        than the model (bench/call_profile.py). The append now happens here, on the loop;
-        the model still runs off it, so the states are exactly pipecat's. More than half of
-        a call's windows are the bridge's digital silence, where the model can only say 0:
-        after ``SILENCE_SETTLE_WINDOWS`` of them those windows are scored 0 on the loop,
-        without the model or the thread, and the first sound after them meets the model in
-        the state a silence leaves it in (``_warm_up``), never a fresh one.
-        Relies on pipecat 1.14's ``_vad_buffer`` / ``_vad_frames_num_bytes`` /
-        ``_run_analyzer`` (pinned)."""
+        Why: pipecat hands every frame to a worker thread, though Silero's window is 32 ms and
+        scoring one takes about 0.2 ms; the hand-offs (a future, a lock, a wake-up of the loop)
+        cost more CPU than the model (bench/call_profile.py). The states are exactly pipecat's:
+        the same code runs, on the loop's thread. More than half of a call's windows are the
+        bridge's digital silence, where the model can only say 0: after
+        ``SILENCE_SETTLE_WINDOWS`` of them those windows are scored 0 without the model, and
+        the first sound after them meets the model in the state a silence leaves it in
+        (``_warm_up``), never a fresh one. Nor is the loudness of a block of digital silence
+        measured (``SILENT_VOLUME_WINDOWS``). Relies on pipecat 1.14's ``_vad_buffer`` /
+        ``_vad_frames_num_bytes`` / ``_run_analyzer`` / ``_volume_tracker`` (pinned)."""
 
         def __init__(self, **kwargs) -> None:
             super().__init__(**kwargs)
@@ -53,9 +59,12 @@ def make_vad_analyzer(sample_rate: int = 16000, *, stop_secs: float = STOP_SECS)
             if len(self._vad_buffer) + len(buffer) < self._vad_frames_num_bytes:
                 self._vad_buffer += buffer
                 return self._vad_state
-            if self._zero_windows >= SILENCE_SETTLE_WINDOWS and _all_zero(self._vad_buffer) and _all_zero(buffer):
-                return self._run_analyzer(buffer)  # no model call, so no reason for the thread
-            return await super().analyze_audio(buffer)
+            return self._run_analyzer(buffer)
+
+        def _get_smoothed_volume(self, audio: bytes) -> float:
+            self._volume_tracker.update(audio, self.sample_rate)
+            volume = 0.0 if self._zero_windows >= SILENT_VOLUME_WINDOWS else self._volume_tracker.volume
+            return exp_smoothing(volume, self._prev_volume, self._smoothing_factor)
 
         def voice_confidence(self, buffer) -> float:
             if not _all_zero(buffer):
