@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speech_runs import SEEDS, median, percentile, run_voice  # noqa: E402
+from speech_runs import SEEDS, machine_speed, median, percentile, run_voice  # noqa: E402
 
 
 def main() -> None:
@@ -26,6 +26,7 @@ def main() -> None:
     parser.add_argument("--scenarios", nargs="+", default=SEEDS)
     args = parser.parse_args()
     print(f"{len(args.scenarios)} scenarios, voice, listening + scripted, STT {args.stt}, {os.cpu_count()} CPUs")
+    print(f"before: {machine_speed()}", flush=True)
     print(f"{'proc':>4} {'conc':>4} {'wall s':>7} {'cpu s/scen':>10} {'pass':>5} {'lat p50 ms':>10} {'lat p95 ms':>10} {'wall/speech':>11}")
     for processes, level in ((p, level) for p in args.processes for level in args.levels):
         run = run_voice(args.scenarios, concurrency=level, stt=args.stt, extra_args=("--processes", str(processes)))
@@ -34,6 +35,7 @@ def main() -> None:
                         if run.speech_s.get(m["scenario_name"])])
         print(f"{processes:>4} {level:>4} {run.wall_s:>7.1f} {run.cpu_s / len(run.metrics):>10.1f} {run.passed:>3}/{len(run.metrics)}"
               f" {median(latencies):>10.0f} {percentile(latencies, 0.95):>10.0f} {ratio:>11.2f}", flush=True)
+    print(f"after: {machine_speed()}")
 
 
 if __name__ == "__main__":

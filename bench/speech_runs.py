@@ -112,3 +112,25 @@ def _lookups(scenario_dir: Path) -> int:
         messages = messages.get("messages") or []
     return sum(1 for m in messages if isinstance(m, dict)
                for call in (m.get("tool_calls") or []) if call.get("function", {}).get("name") == "get_reservation")
+
+
+REFERENCE_TEXT = ("Your confirmation code is Z, K, three, F, F, W. The new flight leaves on March twenty fifth "
+                  "at nine forty in the morning, and there is no fare difference.")
+
+
+def machine_speed() -> str:
+    """One fixed piece of work timed in a fresh process: Piper, one thread, no sampling noise, the
+    same sentence five times. Why: these shared machines run 1.5 times slower on some hours than
+    on others, so a table's CPU and latency figures are read beside the speed they were taken at."""
+    code = ("import sys, time; sys.path.insert(0, sys.argv[1]);"
+            "from piper import SynthesisConfig;"
+            "from voice.speech.piper_tts import BACKLOG_THREADS, JOE_VOICE, _loaded_voice, bundled_voice_dir;"
+            "v = _loaded_voice(str(bundled_voice_dir() / f'{JOE_VOICE}.onnx'), BACKLOG_THREADS);"
+            "c = SynthesisConfig(noise_scale=0.0, noise_w_scale=0.0); list(v.synthesize('Warm up.', c));"
+            "t = time.thread_time(); n = sum(len(x.audio_int16_bytes) for _ in range(5) for x in v.synthesize(sys.argv[2], c));"
+            "print(f'{time.thread_time() - t:.2f} {n / 2 / v.config.sample_rate:.1f}')")
+    done = subprocess.run([sys.executable, "-c", code, str(REPO), REFERENCE_TEXT], capture_output=True, text=True,
+                          check=True)
+    cpu, audio = done.stdout.split()[-2:]
+    return f"machine speed: Piper on one thread rendered {audio} s of speech in {cpu} CPU s"
+

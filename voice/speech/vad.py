@@ -48,18 +48,15 @@ def make_vad_analyzer(sample_rate: int = 16000, *, stop_secs: float = STOP_SECS)
         ``SILENCE_SETTLE_WINDOWS`` of them those windows are scored 0 without the model, and
         the first sound after them meets the model in the state a silence leaves it in
         (``_warm_up``), never a fresh one. Nor is the loudness of a block of digital silence
-        measured (``SILENT_VOLUME_WINDOWS``). Relies on pipecat 1.14's ``_vad_buffer`` /
-        ``_vad_frames_num_bytes`` / ``_run_analyzer`` / ``_volume_tracker`` (pinned)."""
+        measured (``SILENT_VOLUME_WINDOWS``). Relies on pipecat 1.14's ``_run_analyzer`` /
+        ``_volume_tracker`` / ``_prev_volume`` / ``_model`` (pinned)."""
 
         def __init__(self, **kwargs) -> None:
             super().__init__(**kwargs)
             self._zero_windows = 0
 
         async def analyze_audio(self, buffer: bytes) -> VADState:
-            if len(self._vad_buffer) + len(buffer) < self._vad_frames_num_bytes:
-                self._vad_buffer += buffer
-                return self._vad_state
-            return self._run_analyzer(buffer)
+            return self._run_analyzer(buffer)  # buffers until a window is complete, then scores it
 
         def _get_smoothed_volume(self, audio: bytes) -> float:
             self._volume_tracker.update(audio, self.sample_rate)
