@@ -402,7 +402,6 @@ class Probes:
     silero: list[float] = field(default_factory=lambda: [0, 0, 0.0])
     """[windows, windows of digital silence (all zeros), CPU s in the calling thread]."""
     piper: list[tuple[str, float]] = field(default_factory=list)
-    piper_backlog_s: float = 0.0
     bot_audio: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
     """role -> [16 ms chunks the bridge fed the bot, chunks of digital silence]."""
     pushes: Counter = field(default_factory=Counter)
@@ -500,18 +499,12 @@ class Probes:
     def _wrap_piper(self) -> None:
         from piper.voice import PiperVoice
 
-        from voice.speech import piper_tts
-
         synthesize = PiperVoice.synthesize
-        backlog_session = piper_tts._loaded_voice(_piper_model_path(), piper_tts.BACKLOG_THREADS).session
 
         def speak(voice: Any, text: str, syn_config: Any = None, **kwargs: Any) -> Any:
             seconds = 0.0
             for chunk in synthesize(voice, text, syn_config, **kwargs):
-                length = len(chunk.audio_int16_bytes) / 2 / chunk.sample_rate
-                seconds += length
-                if voice.session is backlog_session:
-                    self.piper_backlog_s += length
+                seconds += len(chunk.audio_int16_bytes) / 2 / chunk.sample_rate
                 yield chunk
             self.piper.append((text, seconds))
 
@@ -550,20 +543,13 @@ def _setup_django(tmp: Path) -> None:
     django.setup()
 
 
-def _piper_model_path() -> str:
-    from voice.speech import piper_tts
-
-    return str(piper_tts.bundled_voice_dir() / f"{piper_tts.JOE_VOICE}.onnx")
-
-
 def _load_models() -> None:
     """What a process loads once for all its calls (kept out of the per-call figures)."""
     from voice.speech import piper_tts, whisper_stt
     from voice.speech.whisper_models import locate
 
     whisper_stt.shared_model(locate(whisper_stt.DEFAULT_MODEL))
-    for threads in (piper_tts.SYNTHESIS_THREADS, piper_tts.BACKLOG_THREADS):
-        piper_tts._loaded_voice(_piper_model_path(), threads)
+    piper_tts._loaded_voice(str(piper_tts.bundled_voice_dir() / f"{piper_tts.JOE_VOICE}.onnx"))
     import pipecat.audio.vad.silero  # noqa: F401  (imports only: each pipeline builds its own session)
 
 
@@ -713,8 +699,7 @@ def _print_probes(probes: Probes, categories: Counter, calls: int, wall: float) 
     if probes.piper:
         texts = [text for text, _ in probes.piper]
         print(f"  piper: {len(texts) / calls:.1f} syntheses, {len(set(texts)) / calls:.1f} distinct texts, "
-              f"{sum(s for _, s in probes.piper) / calls:.1f} s of speech, "
-              f"{probes.piper_backlog_s / calls:.1f} s of it rendered on the backlog session")
+              f"{sum(s for _, s in probes.piper) / calls:.1f} s of speech")
     if probes.pushes:
         total = sum(probes.pushes.values())
         top = ", ".join(f"{name} {count / wall:.0f}/s" for name, count in probes.pushes.most_common(5))

@@ -124,8 +124,8 @@ def machine_speed() -> str:
     on others, so a table's CPU and latency figures are read beside the speed they were taken at."""
     code = ("import sys, time; sys.path.insert(0, sys.argv[1]);"
             "from piper import SynthesisConfig;"
-            "from voice.speech.piper_tts import BACKLOG_THREADS, JOE_VOICE, _loaded_voice, bundled_voice_dir;"
-            "v = _loaded_voice(str(bundled_voice_dir() / f'{JOE_VOICE}.onnx'), BACKLOG_THREADS);"
+            "from voice.speech.piper_tts import JOE_VOICE, _loaded_voice, bundled_voice_dir;"
+            "v = _loaded_voice(str(bundled_voice_dir() / f'{JOE_VOICE}.onnx'), 1);"
             "c = SynthesisConfig(noise_scale=0.0, noise_w_scale=0.0); list(v.synthesize('Warm up.', c));"
             "t = time.thread_time(); n = sum(len(x.audio_int16_bytes) for _ in range(5) for x in v.synthesize(sys.argv[2], c));"
             "print(f'{time.thread_time() - t:.2f} {n / 2 / v.config.sample_rate:.1f}')")

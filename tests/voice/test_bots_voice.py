@@ -321,7 +321,7 @@ async def test_voice_pipeline_loads_the_piper_voice_off_the_event_loop():
     finally:
         ticker.cancel()
         await brain.stop()
-    assert piper_tts._loaded_voice.cache_info().currsize == 2, "the voice was loaded (a session per thread count)"
+    assert piper_tts._loaded_voice.cache_info().currsize == 1, "the voice was loaded"
     # Loaded on the loop, one gap would last the whole load; a loaded machine's scheduling alone
     # makes gaps of a few tenths, so the bound is relative to the build.
     assert max(gaps) < 0.5 * built, f"the loop stalled {max(gaps):.2f} s during a {built:.2f} s pipeline build"

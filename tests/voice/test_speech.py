@@ -201,44 +201,6 @@ async def test_after_a_long_silence_the_vad_hears_a_phone_line_caller_from_the_f
     assert sum(speaking) >= phrase / 3, (sum(speaking), phrase)
 
 
-def test_playback_backlog_counts_audio_still_to_play():
-    from voice.speech.piper_tts import PlaybackBacklog
-
-    now = [100.0]
-    backlog = PlaybackBacklog(clock=lambda: now[0])
-    backlog.add(2.0)
-    backlog.add(1.5)  # queued behind the first sentence
-    now[0] += 1.0
-    assert backlog.ahead() == pytest.approx(2.5)
-    now[0] += 5.0
-    assert backlog.ahead() == 0.0
-    backlog.add(1.0)  # after a pause the new audio plays from now, not from the old end
-    assert backlog.ahead() == pytest.approx(1.0)
-    backlog.clear()
-    assert backlog.ahead() == 0.0
-
-
-async def test_piper_renders_the_sentence_the_listener_waits_for_on_the_fast_session():
-    """The first sentence of a turn (nothing playing) goes to the two-thread session; the ones
-    rendered while it still plays go to the cheaper one-thread session. The clock is frozen, so
-    the audio queued ahead is exactly what was rendered (no race with the machine's speed)."""
-    from pipecat.frames.frames import InterruptionFrame
-    from pipecat.processors.frame_processor import FrameDirection
-
-    from voice.speech.piper_tts import BACKLOG_SECS, PlaybackBacklog, make_piper_tts
-
-    service = make_piper_tts()
-    backlog = PlaybackBacklog(clock=lambda: 0.0)
-    service._backlog = service._voice._backlog = backlog
-    pcm, rate = await synthesize(service, "Your new flight leaves at nine forty. There is no fare difference. "
-                                          "Is there anything else I can help with?")
-    assert rms(pcm) > 500
-    assert service._voice.sentences == [1, 2]
-    assert backlog.ahead() == pytest.approx(len(pcm) / 2 / rate, abs=0.05) and backlog.ahead() > BACKLOG_SECS
-    await service.process_frame(InterruptionFrame(), FrameDirection.DOWNSTREAM)
-    assert backlog.ahead() == 0.0, "audio dropped by an interruption is not waited for"
-
-
 def test_registry_names_and_errors():
     with pytest.raises(ValueError, match="unknown TTS"):
         registry.make_tts("nope")

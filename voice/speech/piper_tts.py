@@ -6,12 +6,9 @@ the wheel's data directory always holds it, so nothing is ever fetched.
 from __future__ import annotations
 
 import functools
-import time
 from pathlib import Path
-from typing import Any, AsyncGenerator, Callable, Iterator
+from typing import Any
 
-from pipecat.frames.frames import Frame, InterruptionFrame, TTSAudioRawFrame
-from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.piper.tts import PiperTTSService
 from pipecat.services.tts_service import TTSService
 
@@ -31,16 +28,12 @@ def bundled_voice_dir() -> Path:
 
 
 SYNTHESIS_THREADS = 2
-"""onnxruntime threads for a sentence the listener waits for, which never spin. Why: the default
-pool busy-waits between operators, CPU that other calls on a loaded machine need
-(bench/call_profile.py); two threads without spinning synthesise the same bytes as fast here."""
-BACKLOG_THREADS = 1
-"""Threads for a sentence synthesised while earlier ones are still being played. One thread
-costs a sixth less CPU per second of speech (0.107 against 0.129 CPU s) but takes 1.5 times as
-long (340 against 230 ms for a sentence), which only matters when nothing is playing meanwhile."""
-BACKLOG_SECS = 1.0
-"""Audio still to be played, at the start of a sentence, above which it is synthesised on
-``BACKLOG_THREADS``: one thread renders a sentence several times faster than it is spoken."""
+"""onnxruntime threads per synthesis, which never spin. Why: the default pool busy-waits between
+operators, CPU that other calls on a loaded machine need (bench/call_profile.py); two threads
+without spinning synthesise the same bytes as fast here. One thread costs a sixth less CPU per
+second of speech (0.107 against 0.129 CPU s) but takes 1.5 times as long to render a sentence;
+rendering only the sentences queued behind playing audio on it saved 6% of Piper's CPU, and was
+taken back after a loaded, slow machine missed pipecat's 10 s wait for a sentence's audio with it."""
 
 
 @functools.lru_cache(maxsize=8)
@@ -61,63 +54,24 @@ def _loaded_voice(model_path: str, threads: int = SYNTHESIS_THREADS) -> Any:
     return PiperVoice(session=session, config=config)
 
 
-class PlaybackBacklog:
-    """How much synthesised audio is still to be played, assuming it plays in real time from the
-    moment it is produced (the output transport paces it so)."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._until = 0.0
-
-    def ahead(self) -> float:
-        """Seconds of audio queued ahead of now."""
-        return max(0.0, self._until - self._clock())
-
-    def add(self, seconds: float) -> None:
-        self._until = max(self._clock(), self._until) + seconds
-
-    def clear(self) -> None:
-        """The queued audio was dropped (the listener interrupted)."""
-        self._until = 0.0
-
-
 class PacedVoice:
-    """A loaded voice as one speaker uses it: at its own speaking rate, and with each sentence on
-    the session its moment calls for.
+    """A loaded PiperVoice that synthesises at another speaking rate.
 
     Why a wrapper: PiperTTSService.run_tts calls ``synthesize(text)`` with no synthesis config,
-    and the loaded voice is shared by every pipeline in the process, so neither its config nor
-    its session may change; this holds a copy of its own. ``rate`` 1.3 speaks 30% faster:
-    Piper's length_scale is divided by it. Piper renders a text sentence by sentence as it is
-    iterated; before each sentence the ``backlog`` (when given) decides whether the listener is
-    waiting for it (``SYNTHESIS_THREADS``) or earlier audio still plays (``BACKLOG_THREADS``).
+    and the loaded voice is shared by every pipeline in the process, so its own config must not
+    change. ``rate`` 1.3 speaks 30% faster: Piper's length_scale is divided by it.
     """
 
-    def __init__(self, voice: Any, rate: float = 1.0, *, backlog: PlaybackBacklog | None = None,
-                 backlog_voice: Any = None) -> None:
-        import dataclasses
-
+    def __init__(self, voice: Any, rate: float) -> None:
         from piper import SynthesisConfig
 
-        self._voice = dataclasses.replace(voice)
-        self._sessions = (voice.session, (backlog_voice or voice).session)
-        self._backlog = backlog
+        self._voice = voice
         self.config = voice.config
         self.length_scale = voice.config.length_scale / rate
         self._syn_config = SynthesisConfig(length_scale=self.length_scale)
-        self.sentences = [0, 0]
-        """Sentences rendered on the prompt and on the backlog session."""
 
-    def synthesize(self, text: str, syn_config: Any = None) -> Iterator[Any]:
-        chunks = self._voice.synthesize(text, syn_config=syn_config or self._syn_config)
-        while True:
-            later = self._backlog is not None and self._backlog.ahead() >= BACKLOG_SECS
-            self._voice.session = self._sessions[later]
-            chunk = next(chunks, None)
-            if chunk is None:
-                return
-            self.sentences[later] += 1
-            yield chunk
+    def synthesize(self, text: str, syn_config: Any = None) -> Any:
+        return self._voice.synthesize(text, syn_config=syn_config or self._syn_config)
 
 
 class BundledPiperTTSService(PiperTTSService):
@@ -125,8 +79,7 @@ class BundledPiperTTSService(PiperTTSService):
 
     Why: the built-in bots rebuild their pipeline on every connection, and loading the 60 MB
     model takes about a second each time. Synthesis (``run_tts``) is PiperTTSService's own;
-    only the constructor's download-or-load step is replaced by the bundled, cached model
-    (``PacedVoice`` picks its session per sentence from the audio this service still has playing).
+    only the constructor's download-or-load step is replaced by the bundled, cached model.
     ``rate`` (1.0 = the voice's own pace) is the ``rate`` condition's speaking rate.
     """
 
@@ -144,20 +97,8 @@ class BundledPiperTTSService(PiperTTSService):
             settings=PiperTTSService.Settings(model=None, voice=voice, language=None),
             **with_synthesis_wait(kwargs),
         )
-        self._backlog = PlaybackBacklog()
-        self._voice = PacedVoice(_loaded_voice(str(model_path)), rate, backlog=self._backlog,
-                                 backlog_voice=_loaded_voice(str(model_path), BACKLOG_THREADS))
-
-    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-        if isinstance(frame, InterruptionFrame):
-            self._backlog.clear()
-        await super().process_frame(frame, direction)
-
-    async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
-        async for frame in super().run_tts(text, context_id):
-            if isinstance(frame, TTSAudioRawFrame) and frame.sample_rate:
-                self._backlog.add(len(frame.audio) / 2 / frame.num_channels / frame.sample_rate)
-            yield frame
+        loaded = _loaded_voice(str(model_path))
+        self._voice = loaded if rate == 1.0 else PacedVoice(loaded, rate)
 
 
 def make_piper_tts(*, rate: float = 1.0, **kwargs) -> PiperTTSService:
