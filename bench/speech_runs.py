@@ -133,4 +133,3 @@ def machine_speed() -> str:
                           check=True)
     cpu, audio = done.stdout.split()[-2:]
     return f"machine speed: Piper on one thread rendered {audio} s of speech in {cpu} CPU s"
-
