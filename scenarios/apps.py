@@ -14,5 +14,5 @@ class ScenariosConfig(AppConfig):
 
         from scenarios.checks import check_data_root, check_registry
 
-        checks.register(check_data_root)
-        checks.register(check_registry)
+        checks.register(check_data_root, "scenarios")
+        checks.register(check_registry, "scenarios")

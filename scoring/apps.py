@@ -21,4 +21,4 @@ class ScoringConfig(AppConfig):
 
         from scoring.checks import check_celery_storage
 
-        checks.register(check_celery_storage)
+        checks.register(check_celery_storage, "scoring")

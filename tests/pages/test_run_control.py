@@ -82,7 +82,7 @@ async def test_a_web_run_writes_what_the_cli_writes_with_the_same_flags(tmp_path
     parser = argparse.ArgumentParser()
     add_run_arguments(parser)
     argv = ["--scenarios", "eva_airline__1_1_3", "eva_airline__1_1_4", "--modality", "text", "--agent-model", "gold-replay",
-            "--output-dir", str(tmp_path / "web")]
+            "--concurrency", "1", "--output-dir", str(tmp_path / "web")]  # the form's concurrency
     cli = await run_evaluation(options_from_mapping(vars(parser.parse_args(argv))), argv=argv)
     cli_run = await sync_to_async(Run.objects.get)(pk=cli.run_id)
     assert _files(Path(web.session_dir)) == _files(cli.session_dir)

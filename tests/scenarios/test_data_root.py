@@ -96,6 +96,18 @@ def test_check_reports_missing_and_empty_root(monkeypatch, tmp_path):
     assert len(errors) == 2 and all(str(tmp_path) in error.msg for error in errors)
 
 
+def test_run_eval_runs_the_project_checks_before_anything(tmp_path):
+    """run_eval skips Django's URL checks (they import every view) but not the project's: a
+    missing fixture directory stops it with the check's own message."""
+    from tests.manage_cli import manage
+
+    env = {**os.environ, "EVAL_DATA_ROOT": str(tmp_path / "missing"), "EVASITE_SQLITE_PATH": str(tmp_path / "db")}
+    done = manage("run_eval", "--modality", "text", "--scenarios", "eva_airline__1_1_3", "--output-dir",
+                  str(tmp_path), env=env)
+    assert done.returncode == 1 and "scenarios.E001" in done.stderr, done.stderr[-2000:]
+    assert not list(tmp_path.glob("eval_*"))
+
+
 def test_check_reports_missing_scenario_file(monkeypatch, tmp_path):
     root = copy_fixtures(tmp_path / "eva_airline")
     (root / "4.1.3.json").unlink()

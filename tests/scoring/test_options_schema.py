@@ -133,17 +133,25 @@ def test_cli_resume_alone_keeps_the_modality_selection_and_concurrency(tmp_path:
     assert "overridden on the command line: --concurrency: recorded=2 now=1" in overridden.stdout
 
 
-def test_concurrency_not_given_is_one_voice_call_per_core_and_one_in_text(monkeypatch) -> None:
-    from scoring.runs.options.entry import VOICE_CALLS_PER_CORE, resolve_defaults
+def test_concurrency_and_processes_not_given_follow_the_cores_and_the_modality(monkeypatch) -> None:
+    from scoring.runs.options.entry import TEXT_SCENARIOS_PER_CORE, VOICE_CALLS_PER_CORE, resolve_defaults
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     resolved = {}
-    for label, options in (("voice", RunOptions()), ("text", RunOptions(modality="text")),
-                           ("bot url", RunOptions(agent_url="ws://127.0.0.1:9/")),
-                           ("given", RunOptions(concurrency=7))):
-        resolve_defaults(options)
-        resolved[label] = options.concurrency
-    assert resolved == {"voice": 3 * VOICE_CALLS_PER_CORE, "text": 1, "bot url": 1, "given": 7}
+    for label, options, forkable in (
+            ("voice", RunOptions(), True), ("text", RunOptions(modality="text"), True),
+            ("text, no fork", RunOptions(modality="text"), False),
+            ("text on celery", RunOptions(modality="text", executor="celery"), True),
+            ("bot url", RunOptions(modality="text", agent_url="ws://127.0.0.1:9/"), True),
+            ("given", RunOptions(modality="text", concurrency=7, processes=5), True),
+            ("one at a time", RunOptions(modality="text", concurrency=1), True)):
+        resolve_defaults(options, forkable=forkable)
+        resolved[label] = (options.concurrency, options.processes)
+    text = 3 * TEXT_SCENARIOS_PER_CORE
+    assert resolved == {
+        "voice": (3 * VOICE_CALLS_PER_CORE, 1),  # more processes measured no better in voice
+        "text": (text, 3), "text, no fork": (text, 1), "text on celery": (text, 1),
+        "bot url": (1, 1), "given": (7, 5), "one at a time": (1, 1)}
     capped = RunOptions()
     resolve_defaults(capped, Limits(concurrency=2))
     assert capped.concurrency == 2  # the operator's bound holds for a default too

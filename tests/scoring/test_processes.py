@@ -37,8 +37,9 @@ def test_a_worker_killed_mid_attempt_interrupts_the_run_and_resume_finishes_it(t
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         session = wait_until(lambda: next(out.glob("eval_*"), None), 60, "the session directory")
         log = session / "evaluation_log.txt"
-        pids = wait_until(lambda: re.search(r"Running on 2 worker process\(es\): pids (\d+), (\d+)", log.read_text()),
-                          60, "the worker processes")
+        pids = wait_until(lambda: re.search(r"Running on 2 worker process\(es\): pids (\d+), (\d+) "
+                                            r"\(forked from this process\)", log.read_text()),
+                          60, "the worker processes forked by run_eval")
         wait_until(lambda: log.read_text().count(": started") >= 2, 60, "both workers' first attempts")
         os.kill(int(pids.group(1)), signal.SIGKILL)
         assert proc.wait(timeout=60) == 1
@@ -56,14 +57,24 @@ def test_a_worker_killed_mid_attempt_interrupts_the_run_and_resume_finishes_it(t
         assert f"{name}: finished" in text
 
 
-@pytest.mark.slow(seconds=15)
-def test_the_same_run_in_worker_processes_writes_the_same_summary(tmp_path: Path) -> None:
+# run_eval with a second thread alive: a fork is not safe then, so its workers start cold.
+WITH_A_THREAD = ("import sys, threading, time; threading.Thread(target=time.sleep, args=(600,), daemon=True).start(); "
+                 "from django.core.management import execute_from_command_line; execute_from_command_line(sys.argv[1:])")
+
+
+@pytest.mark.slow(seconds=20)
+def test_the_same_run_in_worker_processes_forked_or_started_writes_the_same_summary(tmp_path: Path) -> None:
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(migrated_sqlite(tmp_path / "db.sqlite3"))}
     flags = ["run_eval", "--modality", "text", "--scenarios", *NAMES, "--trials", "2", "--concurrency", "3"]
-    summaries = []
-    for processes in ("1", "2"):
-        out = tmp_path / f"p{processes}"
-        done = manage(*flags, "--processes", processes, "--output-dir", str(out), env=env)
+    summaries, how = [], []
+    for label, processes, command in (("in process", "1", ["manage.py"]), ("forked", "2", ["manage.py"]),
+                                      ("started", "2", ["-c", WITH_A_THREAD, "manage.py"])):
+        out = tmp_path / label.replace(" ", "_")
+        done = warm_python.run([sys.executable, *command, *flags, "--processes", processes, "--output-dir", str(out)],
+                               cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
         summaries.append(_without_wall_clock(next(out.glob("eval_*/all_summary.txt")).read_text()))
-    assert summaries[0] == summaries[1]
+        how.append(re.findall(r"worker process\(es\): pids [\d, ]+ \((.+)\)",
+                              next(out.glob("eval_*/evaluation_log.txt")).read_text()))
+    assert how == [[], ["forked from this process"], ["started as new interpreters"]]
+    assert summaries[0] == summaries[1] == summaries[2]

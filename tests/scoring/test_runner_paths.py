@@ -54,10 +54,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _options(output_dir: Path, **overrides: Any) -> RunOptions:
-    """One text-modality scenario with short timers; every retry waits nothing."""
+    """One text-modality scenario with short timers; every retry waits nothing; scenarios one at
+    a time (these tests read the progress in order)."""
     values: dict[str, Any] = {
         "scenarios": [SCENARIO],
         "modality": "text",
+        "concurrency": 1,
         "output_dir": str(output_dir),
         "inactivity_timeout": 1.5,
         "duration": 20,

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +14,8 @@ from scenarios.registry import load_all, resolve_scenario
 from scoring.core.canonical import db_hash
 from voice.bots.brain import BrainConfig
 from voice.bots.factory import build_brain
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _is_exit(item) -> bool:
@@ -148,9 +153,11 @@ async def test_state_survives_reconnect(seed_112):
 
     await agent.start(emit)
     await _configure(agent, seed_112.get_agent_prompt(), seed_112.get_agent_tools(), {"db": initial_db("1.1.2")})
+    assert agent._runner_task is None  # a text setup connection only configures: no pipeline is built
     await agent.stop()
     await agent.start(emit)
     await agent.handle_text("Hello", kind="kickoff")
+    assert agent._runner_task is not None  # the first message builds it
     for _ in range(100):
         if any(isinstance(e, dict) and e.get("type") == "utterance" for e in events):
             break
@@ -179,6 +186,7 @@ async def test_a_cancelled_stop_never_orphans_the_pipeline_runner(monkeypatch):
         pass
 
     await brain.start(emit)
+    await brain.handle_text("Hello", kind="kickoff")  # a text bot builds its pipeline for its first message
     runner = brain._runner_task
     assert runner is not None and not runner.done()
     # A tool call still settling keeps stop() waiting (up to a second) before the teardown.
@@ -191,3 +199,31 @@ async def test_a_cancelled_stop_never_orphans_the_pipeline_runner(monkeypatch):
         assert runner.done(), "the runner task is cancelled and awaited, not left running"
     finally:
         runner.cancel()
+
+
+def test_a_built_in_model_runs_without_the_openai_package():
+    """Pipecat gives a service the OpenAI adapter unless it names its own; its import (the openai
+    package) cost each process about 0.45 s that a built-in model never used. A fresh process, so
+    that nothing imported earlier hides it."""
+    code = """
+import asyncio, sys, django
+django.setup()
+from voice.bots.factory import build_brain
+
+async def main():
+    brain, said = build_brain("agent", model="null"), asyncio.Event()
+    async def emit(item):
+        if isinstance(item, dict) and item.get("type") == "utterance":
+            said.set()
+    await brain.start(emit)
+    await brain.handle_text("Hello", kind="kickoff")
+    await asyncio.wait_for(said.wait(), 60)
+    print(type(brain._llm.get_llm_adapter()).__name__)
+    await brain.stop()
+
+asyncio.run(main())
+print(sum(name.split(".")[0] == "openai" for name in sys.modules), "openai modules")
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-2:] == ["PolicyAdapter", "0 openai modules"], done.stdout

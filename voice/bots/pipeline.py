@@ -125,7 +125,10 @@ class PipecatBrain:
     # --- Brain protocol --------------------------------------------------------------------
     async def start(self, emit: Emit) -> None:
         self._sink.attach(emit)
-        await self._ensure_pipeline()
+        if self.modality == "voice":  # ready before the caller's first audio arrives
+            await self._ensure_pipeline()
+        # In text the first message builds it: a setup connection, which only configures the
+        # bot, then never builds one (a pipeline is most of a text scenario's CPU).
 
     async def stop(self) -> None:
         await self._sink.detach()

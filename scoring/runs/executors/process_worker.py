@@ -13,7 +13,8 @@ on the file descriptor named by ``--events-fd``: ``{"id", "event", ...}`` progre
 ``{"id", "log", "level"}``, then ``{"id", "done", "metrics"}`` or ``{"id", "error"}``. The end
 of stdin (the coordinator finished, was cancelled or died) cancels what is still running.
 
-Run as ``python -m scoring.runs.executors.process_worker --events-fd FD`` (the coordinator does).
+Run as ``python -m scoring.runs.executors.process_worker --events-fd FD`` (the coordinator does), or
+forked from ``run_eval`` (``executors.forked``).
 """
 from __future__ import annotations
 
@@ -76,11 +77,12 @@ async def _deliver_one(key: int, payload: dict[str, Any], write: Write) -> None:
     write({"id": key, "done": delivery.status, "metrics": delivery.metrics})
 
 
-async def serve(events_fd: int) -> None:
+async def serve(events_fd: int, commands_fd: int = 0) -> None:
+    """Deliver what arrives on ``commands_fd`` (stdin for a started worker, a pipe for a forked one)."""
     write = _writer(events_fd)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=16 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(commands_fd, "rb"))
     running: set[asyncio.Task[None]] = set()
     while line := await reader.readline():
         message = json.loads(line)

@@ -21,7 +21,9 @@ from typing import Any
 from django.conf import settings
 
 from scoring.runs.executors.base import QueueItem, RunContext, RunError, RunInterrupted, run_all
+from scoring.runs.executors import forked
 from scoring.runs.executors.delivery import HELD, LOST
+from scoring.runs.executors.forked import ForkedProcess
 from scoring.runs.executors.plan import plan_payload
 
 STOP_GRACE_SECONDS = 10.0
@@ -31,13 +33,19 @@ STOP_GRACE_SECONDS = 10.0
 class WorkerProcess:
     """One ``process_worker`` and the attempts it has in flight."""
 
-    def __init__(self, run: RunContext, proc: asyncio.subprocess.Process, events: asyncio.StreamReader) -> None:
+    def __init__(self, run: RunContext, proc: asyncio.subprocess.Process | ForkedProcess,
+                 events: asyncio.StreamReader) -> None:
         self.run, self.proc = run, proc
         self.in_flight: dict[int, tuple[QueueItem, asyncio.Future[dict[str, Any]]]] = {}
         self._reader = asyncio.ensure_future(self._read(events))
 
     @classmethod
     async def start(cls, run: RunContext) -> "WorkerProcess":
+        """A worker forked before the loop started (``forked.prefork``) if one waits, else a new
+        interpreter."""
+        if (child := forked.adopt()) is not None:
+            proc, events = await ForkedProcess.connect(child)
+            return cls(run, proc, events)
         read_fd, write_fd = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -131,8 +139,11 @@ async def run_in_processes(run: RunContext, pending: list[QueueItem]) -> None:
 
     try:
         workers.extend(await asyncio.gather(*(WorkerProcess.start(run) for _ in range(count))))
+        forks = sum(isinstance(w.proc, ForkedProcess) for w in workers)
+        how = ("forked from this process" if forks == count else
+               "started as new interpreters" if not forks else f"{forks} of them forked from this process")
         run.log.write(f"Running on {count} worker process(es): pids "
-                      f"{', '.join(str(w.proc.pid) for w in workers)}")
+                      f"{', '.join(str(w.proc.pid) for w in workers)} ({how})")
         await run_all([one(key, item) for key, item in enumerate(pending)])
     finally:
         await asyncio.shield(asyncio.gather(*(worker.stop() for worker in workers), return_exceptions=True))

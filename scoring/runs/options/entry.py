@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from django.conf import settings
+
 from scoring.runs.options.limits import Limits
 from scoring.runs.options.resume_defaults import ResumeDefaults, adopt_recorded, recorded_invocation
 from scoring.runs.options.schema import RunOptions
@@ -17,23 +19,53 @@ seeds ran 5/5 at 1 and 2 calls (411 s and 253 s wall), but 1/5 at 5, where hando
 9.9 s; at 2 it was 2.6 s against 1.6 s for one call (bench/speech_concurrency.py, README)."""
 
 
+TEXT_SCENARIOS_PER_CORE = 16
+"""Text scenarios at once per core when ``--concurrency`` is not given. Why 16: a text scenario
+computes for about 0.1 CPU s and then waits out the spec's 0.5 s settle before its pulls, so a
+process needs six or more at once to keep its core busy; 16 leaves room for scenarios with more
+turns (bench/run_eval_text.py, README)."""
+
+
+def machine_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def executor_of(options: RunOptions) -> str:
+    """The executor the run will use (``--executor``, else ``EVASITE_EXECUTOR``)."""
+    return options.executor or settings.EVASITE_EXECUTOR
+
+
 def default_concurrency(options: RunOptions) -> int:
-    """``--concurrency`` when not given: in voice, what this machine's cores carry; in text (cheap,
-    and order-sensitive tooling reads its logs) and with single-client bot servers, 1."""
-    if options.modality != "voice" or options.agent_url or options.user_url:
+    """``--concurrency`` when not given: what this machine's cores carry (a voice call needs about
+    a core, a text scenario a sixteenth); with single-client bot servers, 1."""
+    if options.agent_url or options.user_url:
         return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, VOICE_CALLS_PER_CORE * cores)
+    return max(1, (VOICE_CALLS_PER_CORE if options.modality == "voice" else TEXT_SCENARIOS_PER_CORE)
+               * machine_cores())
 
 
-def resolve_defaults(options: RunOptions, limits: Limits | None = None) -> None:
+def default_processes(options: RunOptions, *, forkable: bool) -> int:
+    """``--processes`` when not given: in text, one per core when the workers can be forked from
+    an imported ``run_eval`` (a worker started cold spends about 2 s importing, more than its
+    share of a text run); in voice 1, because two processes measured no better than one (the
+    cores are the limit, not one process)."""
+    if options.modality == "voice" or not forkable or executor_of(options) != "local" \
+            or options.agent_url or options.user_url:
+        return 1
+    return machine_cores()
+
+
+def resolve_defaults(options: RunOptions, limits: Limits | None = None, *, forkable: bool = False) -> None:
     """Fill in the defaults that depend on the run and the machine, within the operator's limits
-    (the run records the values resolved)."""
+    (the run records the values resolved). ``forkable``: the caller can fork its workers
+    (``executors.forked``)."""
     if options.concurrency is None:
         options.concurrency = min(default_concurrency(options), (limits or Limits()).concurrency)
+    if options.processes is None:
+        options.processes = min(default_processes(options, forkable=forkable), options.concurrency)
 
 
-def prepare(options: RunOptions, *, explicit: set[str]) -> ResumeDefaults | None:
+def prepare(options: RunOptions, *, explicit: set[str], forkable: bool = False) -> ResumeDefaults | None:
     """Adopt a resumed run's recorded settings (flags in ``explicit`` win), then validate against
     the operator's limits; raises OptionsError. Returns what the resume took, for the console."""
     adopted = None
@@ -42,6 +74,6 @@ def prepare(options: RunOptions, *, explicit: set[str]) -> ResumeDefaults | None
         if recorded is not None:
             adopted = adopt_recorded(options, explicit, recorded)
     limits = Limits.from_settings()
-    resolve_defaults(options, limits)
+    resolve_defaults(options, limits, forkable=forkable)
     validate(options, limits=limits)
     return adopted

@@ -139,15 +139,16 @@ class RunOptions:
                                   help="User bot server (WebSocket); default: the built-in passenger in process.")
     concurrency: int | None = option(None, kind=int, low=1, limit="concurrency", form=CALL,
                                      help="Scenarios run at once, each with its own DB copy and bots (default: "
-                                          "in voice one per core of this machine, in text 1).")
+                                          "in voice one per core of this machine, in text 16 per core).")
     trials: int = option(1, kind=int, low=1, limit="trials", form=CALL, compared_on_resume=True,
                          help="Run each scenario K times (directories <name>__trial<k>).")
     executor: str | None = option(None, choices=EXECUTORS,
                                   help="Where attempts run: local asyncio tasks or celery workers "
                                        "(default: EVASITE_EXECUTOR).")
-    processes: int = option(1, kind=int, low=1, high=64,
-                            help="Local executor: spread the attempts over N worker processes of this machine "
-                                 "(rows in the same database, progress through this process).")
+    processes: int | None = option(None, kind=int, low=1, high=64,
+                                   help="Local executor: spread the attempts over N worker processes of this "
+                                        "machine (rows in the same database, progress through this process; "
+                                        "default: in text from run_eval one per core, otherwise 1).")
     # The release gate and the CI reports, applied after the run (scoring.runs.finish). The
     # report paths stay off the form: a site user never names a file on the server.
     baseline: str | None = option(None, metavar="RUN", names_run=True, form=GATE,

@@ -12,6 +12,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pipecat.adapters.llm.base_llm_adapter import BaseLLMAdapter
+from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 from pipecat.frames.frames import (
     CancelFrame,
     EndFrame,
@@ -98,8 +100,29 @@ def last_role(messages: list[dict[str, Any]]) -> str | None:
     return convo[-1].get("role") if convo else None
 
 
+class PolicyAdapter(BaseLLMAdapter):
+    """The adapter of a built-in model: a policy reads pipecat's own context, so there is no
+    provider format to convert to. Without it pipecat gives every service the OpenAI adapter,
+    whose import of the openai package takes about 0.45 s in each process."""
+
+    @property
+    def id_for_llm_specific_messages(self) -> str:
+        return "builtin"
+
+    async def get_llm_invocation_params(self, context: LLMContext, **kwargs: Any) -> dict[str, Any]:
+        return {"messages": plain_messages(context), "tools": context.tools}
+
+    def to_provider_tools_format(self, tools_schema: ToolsSchema) -> list[dict[str, Any]]:
+        return [tool.to_default_dict() for tool in tools_schema.standard_tools]
+
+    def get_messages_for_logging(self, context: LLMContext) -> list[dict[str, Any]]:
+        return plain_messages(context)
+
+
 class BuiltinLLMService(LLMService):
     """Runs a ``Policy`` on every LLMContextFrame and reports estimated token usage."""
+
+    adapter_class = PolicyAdapter
 
     def __init__(self, policy: Policy, **kwargs: Any) -> None:
         unused = dict.fromkeys(
