@@ -12,13 +12,14 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests import warm_python
 from tests.scoring.celery_helpers import slow_llm, wait_until
-from tests.scoring.test_run_eval import REPO, _without_wall_clock, manage, stored_rows
+from tests.scoring.test_run_eval import REPO, _gone, _without_wall_clock, manage, stored_rows
 from tests.sqlite_template import migrated_sqlite
 
 NAMES = ["eva_airline__1_1_3", "eva_airline__voluntary_date_change"]
@@ -78,3 +79,29 @@ def test_the_same_run_in_worker_processes_forked_or_started_writes_the_same_summ
                               next(out.glob("eval_*/evaluation_log.txt")).read_text()))
     assert how == [[], ["forked from this process"], ["started as new interpreters"]]
     assert summaries[0] == summaries[1] == summaries[2]
+
+
+def test_a_forked_worker_dies_with_its_coordinator() -> None:
+    """However the coordinator ends (here ``os._exit``, as good as ``kill -9`` for the child), the
+    kernel kills its forked workers: none goes on with an attempt a ``--resume`` will run again."""
+    code = """
+import os, time
+from scoring.runs.executors.forked import _die_with_parent
+coordinator = os.getpid()
+child = os.fork()
+if child == 0:
+    _die_with_parent(coordinator)
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
+    time.sleep(120)
+    os._exit(0)
+print(child, flush=True)
+os._exit(0)
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    worker, deadline = int(done.stdout), time.monotonic() + 20
+    while not _gone(worker):
+        assert time.monotonic() < deadline, "the worker outlived its coordinator"
+        time.sleep(0.01)

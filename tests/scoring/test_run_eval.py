@@ -125,14 +125,25 @@ def _without_wall_clock(summary: str) -> list[str]:
     return [line for line in summary.splitlines() if not WALL_CLOCK.match(line)]
 
 
+def _gone(pid: int) -> bool:
+    """Ended (reaped, or a zombie its new parent has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
 @pytest.mark.slow
-def test_sigkilled_run_resumes_without_loss_or_double_count(tmp_path: Path) -> None:
+@pytest.mark.parametrize("processes", ["1", "2"], ids=["in-process", "forked-workers"])
+def test_sigkilled_run_resumes_without_loss_or_double_count(tmp_path: Path, processes: str) -> None:
+    """The coordinator killed part-way, its attempts in this process or in forked workers (which
+    die with it: none may go on writing while the resume runs)."""
     names = ["eva_airline__voluntary_date_change", "eva_airline__1_1_3", "eva_airline__1_1_5",
              "eva_airline__2_1_2", "eva_airline__2_1_6", "eva_airline__3_1_5", "eva_airline__4_2_5",
              "eva_airline__5_1_3", "eva_airline__5_2_5", "eva_airline__6_1_1", "eva_airline__escalation_edge_case",
              "eva_airline__7_4_1"]
     env = {**os.environ, "EVASITE_SQLITE_PATH": str(migrated_sqlite(tmp_path / "db.sqlite3"))}
-    common = ["run_eval", "--modality", "text", "--scenarios", *names]
+    common = ["run_eval", "--modality", "text", "--scenarios", *names, "--concurrency", "2", "--processes", processes]
 
     reference = manage(*common, "--output-dir", str(tmp_path / "reference"), env=env)
     assert reference.returncode == 0, reference.stderr
@@ -147,6 +158,13 @@ def test_sigkilled_run_resumes_without_loss_or_double_count(tmp_path: Path) -> N
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     session = next(out.glob("eval_*"))
+    workers = re.search(r"worker process\(es\): pids (\d+), (\d+) \(forked", (session / "evaluation_log.txt").read_text())
+    assert (workers is not None) == (processes == "2")
+    if workers is not None:
+        deadline = time.monotonic() + 10
+        while not all(_gone(int(pid)) for pid in workers.groups()):
+            assert time.monotonic() < deadline, "a forked worker outlived its killed coordinator"
+            time.sleep(0.01)
     done_before = len(list(session.glob("*/metrics.json")))
     assert 3 <= done_before < len(names), "the run must be killed part-way"
     assert not (session / "all_summary.txt").exists()

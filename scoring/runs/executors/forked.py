@@ -45,6 +45,7 @@ def prefork(count: int) -> int:
     connections.close_all()  # the children open their own
     sys.stdout.flush()
     sys.stderr.flush()
+    coordinator = os.getpid()
     for _ in range(count):
         commands_read, commands_write = os.pipe()
         events_read, events_write = os.pipe()
@@ -56,7 +57,7 @@ def prefork(count: int) -> int:
             break
         if pid == 0:
             inherited = [fd for spare in _spares for fd in (spare.commands_fd, spare.events_fd)]
-            _child(commands_read, events_write, close=[commands_write, events_read, *inherited])
+            _child(commands_read, events_write, parent=coordinator, close=[commands_write, events_read, *inherited])
         os.close(commands_read)
         os.close(events_write)
         _spares.append(ForkedChild(pid, commands_write, events_read))
@@ -80,12 +81,13 @@ def release_spares() -> None:
             pass
 
 
-def _child(commands_fd: int, events_fd: int, *, close: list[int]) -> None:
+def _child(commands_fd: int, events_fd: int, *, parent: int, close: list[int]) -> None:
     """The forked worker's whole life; it never returns to the caller's code."""
     code = 1
     try:
         os.setsid()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _die_with_parent(parent)
         for fd in close:  # other workers' pipes: each must see its input end when the coordinator closes it
             os.close(fd)
         from scoring.runs.executors.process_worker import serve
@@ -97,6 +99,19 @@ def _child(commands_fd: int, events_fd: int, *, close: list[int]) -> None:
     finally:
         sys.stderr.flush()
         os._exit(code)  # never the coordinator's exit handlers
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this worker when the coordinator dies, however it dies: a killed
+    ``run_eval`` must not leave workers finishing attempts while ``--resume`` starts them again
+    (the coordinator's own end stops its workers first). Linux's ``PR_SET_PDEATHSIG``."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # 1: PR_SET_PDEATHSIG
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:  # it died before the request took effect
+        os._exit(1)
 
 
 class ForkedProcess:
