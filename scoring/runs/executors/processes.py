@@ -1,8 +1,10 @@
 """The local executor over worker processes (``run_eval --processes N``): the coordinating side.
 
-The coordinator starts N ``process_worker`` processes, hands each pending attempt to the one
-with the fewest in flight (``--concurrency`` in all), and turns their reports back into what a
-local run does itself: progress events, ``evaluation_log.txt`` lines, and the accepted attempt.
+The coordinator takes N ``process_worker`` processes (forked by ``run_eval`` before its event
+loop started where that is safe, ``executors.forked``; otherwise started as new interpreters),
+hands each pending attempt to the one with the fewest in flight (``--concurrency`` in all), and
+turns their reports back into what a local run does itself: progress events,
+``evaluation_log.txt`` lines, and the accepted attempt.
 A worker that dies takes its attempts with it: the run ends ``interrupted`` and ``--resume``
 runs them again (what was recorded stays recorded; an unfinished directory is moved aside).
 """
@@ -23,7 +25,6 @@ from django.conf import settings
 from scoring.runs.executors.base import QueueItem, RunContext, RunError, RunInterrupted, run_all
 from scoring.runs.executors import forked
 from scoring.runs.executors.delivery import HELD, LOST
-from scoring.runs.executors.forked import ForkedProcess
 from scoring.runs.executors.plan import plan_payload
 
 STOP_GRACE_SECONDS = 10.0
@@ -33,7 +34,7 @@ STOP_GRACE_SECONDS = 10.0
 class WorkerProcess:
     """One ``process_worker`` and the attempts it has in flight."""
 
-    def __init__(self, run: RunContext, proc: asyncio.subprocess.Process | ForkedProcess,
+    def __init__(self, run: RunContext, proc: asyncio.subprocess.Process | forked.ForkedProcess,
                  events: asyncio.StreamReader) -> None:
         self.run, self.proc = run, proc
         self.in_flight: dict[int, tuple[QueueItem, asyncio.Future[dict[str, Any]]]] = {}
@@ -44,7 +45,7 @@ class WorkerProcess:
         """A worker forked before the loop started (``forked.prefork``) if one waits, else a new
         interpreter."""
         if (child := forked.adopt()) is not None:
-            proc, events = await ForkedProcess.connect(child)
+            proc, events = await forked.ForkedProcess.connect(child)
             return cls(run, proc, events)
         read_fd, write_fd = os.pipe()
         try:
@@ -139,7 +140,7 @@ async def run_in_processes(run: RunContext, pending: list[QueueItem]) -> None:
 
     try:
         workers.extend(await asyncio.gather(*(WorkerProcess.start(run) for _ in range(count))))
-        forks = sum(isinstance(w.proc, ForkedProcess) for w in workers)
+        forks = sum(isinstance(w.proc, forked.ForkedProcess) for w in workers)
         how = ("forked from this process" if forks == count else
                "started as new interpreters" if not forks else f"{forks} of them forked from this process")
         run.log.write(f"Running on {count} worker process(es): pids "
