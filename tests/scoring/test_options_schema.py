@@ -143,6 +143,9 @@ def test_concurrency_and_processes_not_given_follow_the_cores_and_the_modality(m
             ("text, no fork", RunOptions(modality="text"), False),
             ("text on celery", RunOptions(modality="text", executor="celery"), True),
             ("bot url", RunOptions(modality="text", agent_url="ws://127.0.0.1:9/"), True),
+            ("llm url", RunOptions(modality="text", user_llm_url="http://127.0.0.1:9/v1"), True),
+            ("judge", RunOptions(modality="text", judge_url="http://127.0.0.1:9/v1"), True),
+            ("voice, llm url", RunOptions(agent_llm_url="http://127.0.0.1:9/v1"), True),
             ("given", RunOptions(modality="text", concurrency=7, processes=5), True),
             ("one at a time", RunOptions(modality="text", concurrency=1), True)):
         resolve_defaults(options, forkable=forkable)
@@ -151,7 +154,8 @@ def test_concurrency_and_processes_not_given_follow_the_cores_and_the_modality(m
     assert resolved == {
         "voice": (3 * VOICE_CALLS_PER_CORE, 1),  # more processes measured no better in voice
         "text": (text, 3), "text, no fork": (text, 1), "text on celery": (text, 1),
-        "bot url": (1, 1), "given": (7, 5), "one at a time": (1, 1)}
+        "bot url": (1, 1), "llm url": (1, 1), "judge": (1, 1), "voice, llm url": (3 * VOICE_CALLS_PER_CORE, 1),
+        "given": (7, 5), "one at a time": (1, 1)}
     capped = RunOptions()
     resolve_defaults(capped, Limits(concurrency=2))
     assert capped.concurrency == 2  # the operator's bound holds for a default too

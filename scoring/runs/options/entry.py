@@ -37,11 +37,16 @@ def executor_of(options: RunOptions) -> str:
 
 def default_concurrency(options: RunOptions) -> int:
     """``--concurrency`` when not given: what this machine's cores carry (a voice call needs about
-    a core, a text scenario a sixteenth); with single-client bot servers, 1."""
+    a core, a text scenario a sixteenth); with single-client bot servers, 1. A text run that calls
+    an LLM endpoint (agent, passenger or judge) is 1, as the spec has it: there the endpoint is the
+    limit, and a local server with one slot would make 32 scenarios wait on each other."""
     if options.agent_url or options.user_url:
         return 1
-    return max(1, (VOICE_CALLS_PER_CORE if options.modality == "voice" else TEXT_SCENARIOS_PER_CORE)
-               * machine_cores())
+    if options.modality == "voice":
+        return max(1, VOICE_CALLS_PER_CORE * machine_cores())
+    if options.agent_llm_url or options.user_llm_url or options.judge_url:
+        return 1
+    return max(1, TEXT_SCENARIOS_PER_CORE * machine_cores())
 
 
 def default_processes(options: RunOptions, *, forkable: bool) -> int:

@@ -139,7 +139,7 @@ class RunOptions:
                                   help="User bot server (WebSocket); default: the built-in passenger in process.")
     concurrency: int | None = option(None, kind=int, low=1, limit="concurrency", form=CALL,
                                      help="Scenarios run at once, each with its own DB copy and bots (default: "
-                                          "in voice one per core of this machine, in text 16 per core).")
+                                          "in voice one per core of this machine, in text 16 per core, or 1 with an LLM URL).")
     trials: int = option(1, kind=int, low=1, limit="trials", form=CALL, compared_on_resume=True,
                          help="Run each scenario K times (directories <name>__trial<k>).")
     executor: str | None = option(None, choices=EXECUTORS,
