@@ -123,3 +123,47 @@ def test_speech_description_names_model_and_sha256(settings):
     assert described == {"tts": "piper", "stt": "whisper", "stt_model": "whisper-tiny.en",
                          "stt_model_sha256": hashlib.sha256(tiny.read_bytes()).hexdigest()}
     assert speech_description(stt="pocketsphinx") == {"tts": "piper", "stt": "pocketsphinx"}
+
+
+def _noiseless_piper(text: str) -> bytes:
+    """Piper with its sampling noise off: the same samples on every run."""
+    from piper import SynthesisConfig
+
+    from voice.speech.piper_tts import JOE_VOICE, _loaded_voice, bundled_voice_dir
+
+    voice = _loaded_voice(str(bundled_voice_dir() / f"{JOE_VOICE}.onnx"))
+    config = SynthesisConfig(noise_scale=0.0, noise_w_scale=0.0)
+    pcm = b"".join(chunk.audio_int16_bytes for chunk in voice.synthesize(text, config))
+    return resample(pcm, voice.config.sample_rate, 16000)
+
+
+def test_what_whisper_says_again_over_the_silence_after_a_turn_is_dropped():
+    # tiny.en heard this rendering, framed in silence as a VAD segment is, as the sentence twice
+    # until segments starting after the last sound were dropped.
+    model = shared_model(whisper_models.tiny_en())
+    sentence = _noiseless_piper("Sorry. Could you say that again?")
+    for lead, tail in ((0.9, 0.4), (0.9, 0.7), (0.9, 1.0), (0.0, 0.4)):
+        heard = transcribe_pcm(model, bytes(int(lead * 16000) * 2) + sentence + bytes(int(tail * 16000) * 2))
+        words = heard.lower().replace(".", "").replace("?", "").split()
+        assert words == ["sorry", "could", "you", "say", "that", "again"], (lead, tail, heard)
+
+
+def test_a_segment_is_late_only_when_it_starts_past_the_sound_and_is_not_the_first():
+    import numpy as np
+
+    from voice.speech import whisper_stt
+
+    tokenizer, _prompt, _suppressed = whisper_stt._decoding(shared_model(whisper_models.tiny_en()))
+    first = tokenizer.timestamp_begin
+    said = tokenizer.encode(" Sorry. Could you say that again?")
+    at = lambda secs: first + int(round(secs / 0.02))  # noqa: E731 - a timestamp token
+    twice = [at(0.0), *said, at(2.0), at(2.0), *said, at(4.0)]
+    assert whisper_stt._before_late_segment(twice, first, late_step=100) == [at(0.0), *said, at(2.0)]
+    assert whisper_stt._before_late_segment(twice, first, late_step=101) is None, "the second starts before it"
+    assert whisper_stt._before_late_segment([at(3.0), *said, at(5.0)], first, late_step=0) is None, "the first stays"
+
+    silence = np.zeros(32000, dtype=np.float32)
+    assert whisper_stt.audible_end_secs(silence) == 0.0
+    tone = silence.copy()
+    tone[8000:16000] = 0.1 * np.sin(np.arange(8000) * 2 * np.pi * 440 / 16000)
+    assert whisper_stt.audible_end_secs(tone) == pytest.approx(1.0, abs=0.02)
