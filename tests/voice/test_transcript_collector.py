@@ -7,6 +7,7 @@ import pytest
 from pipecat.frames.frames import (
     InputAudioRawFrame,
     LLMMessagesAppendFrame,
+    SystemFrame,
     TranscriptionFrame,
     TTSSpeakFrame,
     VADUserStartedSpeakingFrame,
@@ -61,11 +62,18 @@ def _speech(seconds: float) -> list:
             for _ in range(round(seconds * 10))]
 
 
+class _TranscriptionInTurn(TranscriptionFrame, SystemFrame):
+    """A transcription handled in the order it was sent, among the audio and VAD frames. Why: those
+    are system frames, which pipecat handles at once, while it queues a data frame behind the
+    processor's work; on a loaded machine a plain transcription then arrived after the next turn
+    had begun (a 50 ms pause before the quiet audio was not always enough) and the turns merged.
+    In a call the other side speaks between two turns, which gives the ASR result seconds."""
+
+
 def _turn(seconds: float, text: str) -> list:
-    """One turn of the other side; the sleep lets the transcription (a data frame) arrive before
-    the quiet audio that follows it (system frames, which pipecat does not queue behind it)."""
+    """One turn of the other side: its speech, the VAD's stop, its transcription, quiet audio."""
     return [VADUserStartedSpeakingFrame(), *_speech(seconds), VADUserStoppedSpeakingFrame(),
-            _transcription(text), SleepFrame(sleep=0.05), *_speech(0.3)]
+            _TranscriptionInTurn(text=text, user_id="", timestamp=""), *_speech(0.3)]
 
 
 async def test_under_barge_in_the_passenger_cuts_into_long_turns_and_hears_the_next_one_out() -> None:
