@@ -122,6 +122,25 @@ def test_agent_asks_again_after_a_failed_lookup_then_gives_up():
     assert answer.text == GIVE_UP and answer.calls == [(END_TOOL, {})]
 
 
+def test_agent_gives_up_at_its_last_failed_lookup_even_when_the_caller_spoke_again_first():
+    # Under load the caller's next turn can reach the context before the agent answered its last
+    # failed lookup: that turn must not buy a lookup beyond the limit (a CI run saw four).
+    policy = _agent_policy()
+    policy.decide([caller("Hello")])
+    spelled = caller("My confirmation number is C, K, 3, F, F, W and my last name is Rodriguez.")
+    history = list(OPENING)
+    for attempt in range(1, MAX_LOOKUPS + 1):
+        history += [spelled, *call("get_reservation", {"confirmation_number": "CK3FFW", "last_name": "Rodriguez"},
+                                   FAILED, f"c{attempt}")]
+        if attempt < MAX_LOOKUPS:
+            history.append(agent("I'm sorry, I could not find that booking."))
+    answer = policy.decide(history + [spelled])
+    assert answer.text == GIVE_UP and answer.calls == [(END_TOOL, {})]
+    running = call("get_reservation", {"confirmation_number": "CK3FFW", "last_name": "Rodriguez"}, FAILED, "c9")
+    running[1]["content"] = "IN_PROGRESS"  # pipecat's placeholder while a call runs
+    assert policy.decide(list(OPENING) + [spelled, *running, spelled]).text != GIVE_UP, "a running lookup is no failure"
+
+
 def test_agent_asks_for_the_missing_part_and_joins_turns():
     policy = _agent_policy()
     policy.decide([caller("Hello")])

@@ -137,13 +137,15 @@ class ListeningAgentPolicy:
 
         if convo[-1].get("role") == "tool" and exchanges and exchanges[-1].name == LOOKUP_TOOL and not exchanges[-1].succeeded:
             failed = lookups[-1]
-            if sum(1 for x in lookups if not x.succeeded) >= self._max_lookups:
+            if self._tries_spent(lookups):
                 return Decision(text=GIVE_UP, calls=[(END_TOOL, {})])
             return Decision(text=not_found(str(failed.arguments.get("confirmation_number", "")),
                                            str(failed.arguments.get("last_name", ""))))
         if convo[-1].get("role") == "user":
             heard = " ".join(heard_since_reply(convo))
             if needs_lookup and found is None:
+                if self._tries_spent(lookups):  # the caller spoke again before the last failure was answered
+                    return Decision(text=GIVE_UP, calls=[(END_TOOL, {})])
                 return self._identify(convo, said, plan[0][1], waited)
             if said and OFFER_MARKER in said[-1]:
                 verdict = accepted(heard)
@@ -153,6 +155,11 @@ class ListeningAgentPolicy:
             elif any(CONFIRMATION_MARKER in s for s in said):
                 return Decision(text=GOODBYE, calls=[(END_TOOL, {})])
         return self._next_step(plan, needs_lookup, exchanges, found, said, convo)
+
+    def _tries_spent(self, lookups: list[ToolExchange]) -> bool:
+        """Whether the lookups that came back failed have used up the agent's tries (one still
+        running has not)."""
+        return sum(1 for x in lookups if isinstance(x.result, dict) and not x.succeeded) >= self._max_lookups
 
     def _identify(self, convo: list[dict[str, Any]], said: list[str], gold_lookup: dict[str, Any],
                   waited: bool = False) -> Decision:
