@@ -184,7 +184,8 @@ async def test_a_bad_url_is_a_connection_error_at_once():
         started = time.monotonic()
         with pytest.raises(ConnectionError, match="cannot connect"):
             await connect_websocket(url, attempts=5, backoff=(5,))
-        assert time.monotonic() - started < 1, "no retries for a URL that can never work"
+        # A retry would first wait the 5 s backoff; the margin below it is for a loaded machine.
+        assert time.monotonic() - started < 4, "no retries for a URL that can never work"
 
 
 async def test_a_bad_agent_url_is_a_setup_error():
