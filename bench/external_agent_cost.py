@@ -78,11 +78,8 @@ def measure(agent_pid: int, url: str, args: argparse.Namespace, env: dict[str, s
     marks = [(time.monotonic(), 0.0, cpu_seconds(agent_pid), None)]
     seen: set[Path] = set()
     while True:
+        harness_cpu = cpu_seconds(harness.pid)  # read before poll() reaps it: a zombie still shows its times
         done = harness.poll() is not None
-        try:
-            harness_cpu = cpu_seconds(harness.pid)
-        except FileNotFoundError:
-            harness_cpu = marks[-1][1]  # reaped between poll and read: no later call to measure
         for path in sorted(set(out.glob("eval_*/*/metrics.json")) - seen, key=lambda p: p.stat().st_mtime):
             seen.add(path)
             marks.append((time.monotonic(), harness_cpu, cpu_seconds(agent_pid), json.loads(path.read_text())))
