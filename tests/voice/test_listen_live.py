@@ -32,10 +32,13 @@ async def test_two_listeners_hear_both_sides_and_the_call_ends_cleanly():
     # The scripted call ends itself in a few seconds; the limits only stop one that hangs (a
     # loaded machine once held it silent for 3 s: [INACTIVITY_TIMEOUT] instead of the end tool).
     config = _config("voice", inactivity_timeout=20.0, duration_seconds=60.0)
-    agent = double_host(DoubleOptions(role="agent", modality="voice", script=AGENT, tone_hz=440.0,
-                                      chunks_per_turn=6), db_hasher=db_hash)
-    user = double_host(DoubleOptions(role="user", modality="voice", script=USER, tone_hz=1000.0,
-                                     chunks_per_turn=6), db_hasher=db_hash)
+    # Each double takes a second of silence for the end of the other's turn. With the default
+    # 0.3 s, a stalled loop in the middle of the agent's greeting once made the passenger answer
+    # twice, back to back; the agent heard one turn, answered once and waited for the passenger,
+    # whose script was spent: [INACTIVITY_TIMEOUT].
+    doubles = dict(modality="voice", chunks_per_turn=6, end_of_speech_silence=1.0)
+    agent = double_host(DoubleOptions(role="agent", script=AGENT, tone_hz=440.0, **doubles), db_hasher=db_hash)
+    user = double_host(DoubleOptions(role="user", script=USER, tone_hz=1000.0, **doubles), db_hasher=db_hash)
     listeners = [Listener(), Listener()]
     already_open = service.open_count()
     async def listened_call(agent_ep, user_ep) -> SessionOutcome:
