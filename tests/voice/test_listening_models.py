@@ -141,6 +141,30 @@ def test_agent_gives_up_at_its_last_failed_lookup_even_when_the_caller_spoke_aga
     assert policy.decide(list(OPENING) + [spelled, *running, spelled]).text != GIVE_UP, "a running lookup is no failure"
 
 
+def test_agent_starts_no_lookup_while_one_is_running():
+    # Under load a caller's turn (here the second half of a split spelling) reached the context
+    # while the third lookup ran; the agent started a fourth beside it (a CI run).
+    policy = _agent_policy()
+    policy.decide([caller("Hello")])
+    spelled = caller("My confirmation number is C, K, 3, F, F, W and my last name is Rodriguez.")
+    history = list(OPENING)
+    for attempt in (1, 2):
+        history += [spelled, *call("get_reservation", {"confirmation_number": "CK3FFW", "last_name": "Rodriguez"},
+                                   FAILED, f"c{attempt}"), agent("I'm sorry, I could not find that booking.")]
+    running = call("get_reservation", {"confirmation_number": "CK3FFW", "last_name": "Rodriguez"}, FAILED, "c3")
+    running[1]["content"] = "IN_PROGRESS"
+    history += [spelled, *running, caller("W in my last name is Rodriguez.")]
+    for waited in (False, True):
+        answer = policy.decide(history, waited=waited)
+        assert answer.wait and not answer.calls and not answer.text, answer
+    history[-2]["content"] = json.dumps(FAILED)  # the third lookup comes back: now the limit speaks
+    answer = policy.decide(history)
+    assert answer.text == GIVE_UP and answer.calls == [(END_TOOL, {})]
+    history[-2]["content"] = "CANCELLED"  # an interruption stopped it instead: nothing to wait for
+    answer = policy.decide(history)
+    assert not answer.wait and (answer.text or answer.calls), answer
+
+
 def test_agent_asks_for_the_missing_part_and_joins_turns():
     policy = _agent_policy()
     policy.decide([caller("Hello")])

@@ -208,6 +208,11 @@ class BuiltinLLMService(LLMService):
             await self.push_frame(end)
 
 
+RUNNING = "IN_PROGRESS"
+"""The content pipecat gives a tool message while its call runs (later the result, "CANCELLED"
+for one an interruption stopped, or "COMPLETED" for an empty result)."""
+
+
 @dataclass(frozen=True)
 class ToolExchange:
     """One tool call in the context and its result (``result`` None while none has arrived)."""
@@ -219,6 +224,10 @@ class ToolExchange:
     @property
     def succeeded(self) -> bool:
         return isinstance(self.result, dict) and self.result.get("status") == "success"
+
+    @property
+    def running(self) -> bool:
+        return self.result == RUNNING
 
 
 def _json_or_text(value: Any) -> Any:

@@ -146,6 +146,10 @@ class ListeningAgentPolicy:
             if needs_lookup and found is None:
                 if self._tries_spent(lookups):  # the caller spoke again before the last failure was answered
                     return Decision(text=GIVE_UP, calls=[(END_TOOL, {})])
+                if any(x.running for x in lookups):
+                    # Its result decides what comes next; a second lookup beside it could pass the
+                    # limit (a CI run under load saw a fourth start while the third was running).
+                    return Decision(wait=True)
                 return self._identify(convo, said, plan[0][1], waited)
             if said and OFFER_MARKER in said[-1]:
                 verdict = accepted(heard)
