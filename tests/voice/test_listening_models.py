@@ -136,9 +136,6 @@ def test_agent_gives_up_at_its_last_failed_lookup_even_when_the_caller_spoke_aga
             history.append(agent("I'm sorry, I could not find that booking."))
     answer = policy.decide(history + [spelled])
     assert answer.text == GIVE_UP and answer.calls == [(END_TOOL, {})]
-    running = call("get_reservation", {"confirmation_number": "CK3FFW", "last_name": "Rodriguez"}, FAILED, "c9")
-    running[1]["content"] = "IN_PROGRESS"  # pipecat's placeholder while a call runs
-    assert policy.decide(list(OPENING) + [spelled, *running, spelled]).text != GIVE_UP, "a running lookup is no failure"
 
 
 def test_agent_starts_no_lookup_while_one_is_running():
@@ -152,7 +149,7 @@ def test_agent_starts_no_lookup_while_one_is_running():
         history += [spelled, *call("get_reservation", {"confirmation_number": "CK3FFW", "last_name": "Rodriguez"},
                                    FAILED, f"c{attempt}"), agent("I'm sorry, I could not find that booking.")]
     running = call("get_reservation", {"confirmation_number": "CK3FFW", "last_name": "Rodriguez"}, FAILED, "c3")
-    running[1]["content"] = "IN_PROGRESS"
+    running[1]["content"] = "IN_PROGRESS"  # pipecat's placeholder while a call runs: no failure yet
     history += [spelled, *running, caller("W in my last name is Rodriguez.")]
     for waited in (False, True):
         answer = policy.decide(history, waited=waited)

@@ -49,8 +49,9 @@ class Decision:
     """The call is over for this side: no completion at all (no text, no usage report)."""
     wait: bool = False
     """Say nothing yet: what was heard looks like the first part of a turn whose rest is coming
-    (no completion either; the next heard part is read together with this one). Only policies
-    that wait take ``decide(messages, waited=True)``: the call made when nothing more came."""
+    (no completion either; the next heard part is read together with this one), or a tool call
+    still running whose result will decide. Only policies that wait take
+    ``decide(messages, waited=True)``: the call made when nothing more came."""
 
 
 class Policy(Protocol):
@@ -215,7 +216,8 @@ for one an interruption stopped, or "COMPLETED" for an empty result)."""
 
 @dataclass(frozen=True)
 class ToolExchange:
-    """One tool call in the context and its result (``result`` None while none has arrived)."""
+    """One tool call in the context and its result (``result`` None when the context holds none,
+    ``RUNNING`` while the call runs)."""
 
     name: str
     arguments: dict[str, Any]
