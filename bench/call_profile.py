@@ -22,17 +22,21 @@ native work is not lost as it is with cProfile, which moreover sees one thread o
 loaded and a short call warms the process up before the profile (reported apart).
 
 Run: nice -n 19 .venv/bin/python bench/call_profile.py [--scenarios NAME ...] [--interval 0.005]
-     [--duration SECONDS] [--top 15] [--no-probes] [--plain] [--warmup 6]
+     [--duration SECONDS] [--top 15] [--no-probes] [--plain] [--warmup 6] [--external-agent]
+``--external-agent`` serves the agent from a ``run_bot`` process, as an agent under test reached
+with ``--agent-url`` would be, so the profile holds the harness alone (passenger and bridge).
 About 1-1.5 minutes per scenario on an idle 2-core machine (one call is paced in real time).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import os
 import resource
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -41,7 +45,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType, FrameType
-from typing import Any
+from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -543,6 +547,21 @@ def _setup_django(tmp: Path) -> None:
     django.setup()
 
 
+@contextlib.contextmanager
+def _agent_process() -> Iterator[str]:
+    """The built-in agent served by ``run_bot`` in a process of its own; yields its URL."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from external_agent_cost import start_agent
+
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, check=True)
+    agent, url = start_agent(dict(os.environ))
+    try:
+        yield url
+    finally:
+        agent.kill()
+        agent.wait()
+
+
 def _load_models() -> None:
     """What a process loads once for all its calls (kept out of the per-call figures)."""
     from voice.speech import piper_tts, whisper_stt
@@ -568,7 +587,7 @@ def _process_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def _run_call(name: str, out: Path, duration: float | None) -> CallResult:
+async def _run_call(name: str, out: Path, duration: float | None, agent_url: str | None = None) -> CallResult:
     from scoring.runs.attempt import run_attempt
     from scoring.runs.executors.base import QueueItem
     from scoring.runs.executors.plan import plan_attempt
@@ -576,7 +595,7 @@ async def _run_call(name: str, out: Path, duration: float | None) -> CallResult:
     from scoring.runs.progress import NullProgress
 
     options = options_from_mapping({"modality": "voice", "scenarios": [name], "duration": duration,
-                                    "output_dir": str(out)})
+                                    "output_dir": str(out), "agent_url": agent_url})
     plan = plan_attempt(options, QueueItem(0, name, 1, 1), run_id=0, session_dir=out, events=NullProgress())
     cpu, started = _process_cpu(), time.perf_counter()
     outcome = await run_attempt(plan.scenario, plan.scenario_dir, plan.settings, auto_retry_count=0,
@@ -730,26 +749,30 @@ def main() -> None:
     parser.add_argument("--no-probes", action="store_true", help="profile without the counting wrappers")
     parser.add_argument("--plain", action="store_true",
                         help="no profiler and no probes: CPU and cores per call as run_eval spends them")
+    parser.add_argument("--external-agent", action="store_true",
+                        help="serve the agent from its own process (run_bot, as --agent-url): profile the harness only")
     parser.add_argument("--warmup", type=float, default=6.0,
                         help="seconds of an unprofiled first call that does the process's lazy imports (0: none)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         _setup_django(Path(tmp))
+        url = stack.enter_context(_agent_process()) if args.external_agent else None
         cpu, started = _process_cpu(), time.perf_counter()
         _load_models()
         if args.warmup > 0:
-            asyncio.run(_run_call(args.scenarios[0], Path(tmp) / "warmup", args.warmup))
+            asyncio.run(_run_call(args.scenarios[0], Path(tmp) / "warmup", args.warmup, url))
         print(f"one-off per process (not per call): imports, model loads and a {args.warmup:g} s warm-up call "
               f"{_process_cpu() - cpu:.1f} CPU s, {time.perf_counter() - started:.1f} s wall")
         probes = None if args.no_probes or args.plain else Probes()
         if probes is not None:
             probes.install()
         how = "no profiler" if args.plain else f"sampling the main thread every {args.interval * 1000:g} ms"
-        print(f"{len(args.scenarios)} call(s) in sequence, voice, listening + scripted, Piper + whisper-tiny.en, "
+        agent = "listening agent in its own process (not profiled)" if url else "listening"
+        print(f"{len(args.scenarios)} call(s) in sequence, voice, {agent} + scripted, Piper + whisper-tiny.en, "
               f"{os.cpu_count()} CPUs, {how}", flush=True)
 
         def run_all() -> list[CallResult]:
-            return [asyncio.run(_run_call(name, Path(tmp) / f"call{index}", args.duration))
+            return [asyncio.run(_run_call(name, Path(tmp) / f"call{index}", args.duration, url))
                     for index, name in enumerate(args.scenarios)]
 
         if args.plain:
