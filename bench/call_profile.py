@@ -36,7 +36,6 @@ import functools
 import os
 import resource
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -45,7 +44,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType, FrameType
-from typing import Any, Iterator
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -547,19 +546,13 @@ def _setup_django(tmp: Path) -> None:
     django.setup()
 
 
-@contextlib.contextmanager
-def _agent_process() -> Iterator[str]:
-    """The built-in agent served by ``run_bot`` in a process of its own; yields its URL."""
+def _agent_url(stack: contextlib.ExitStack) -> str:
+    """The built-in agent served by ``run_bot`` in a process of its own, until ``stack`` closes."""
     sys.path.insert(0, str(REPO / "bench"))
-    from external_agent_cost import start_agent
+    from external_agent_cost import served_agent
 
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, check=True)
-    agent, url = start_agent(dict(os.environ))
-    try:
-        yield url
-    finally:
-        agent.kill()
-        agent.wait()
+    _pid, url = stack.enter_context(served_agent(dict(os.environ)))
+    return url
 
 
 def _load_models() -> None:
@@ -756,7 +749,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         _setup_django(Path(tmp))
-        url = stack.enter_context(_agent_process()) if args.external_agent else None
+        url = _agent_url(stack) if args.external_agent else None
         cpu, started = _process_cpu(), time.perf_counter()
         _load_models()
         if args.warmup > 0:

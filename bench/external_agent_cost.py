@@ -14,6 +14,7 @@ About 95 s per trial. Linux only (/proc).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from speech_runs import REPO, machine_speed  # noqa: E402
@@ -46,6 +48,17 @@ def start_agent(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
     return agent, line.split()[2]
 
 
+@contextlib.contextmanager
+def served_agent(env: dict[str, str]) -> Iterator[tuple[int, str]]:
+    """``start_agent`` for the length of a ``with``: yields the process id and URL, then stops it."""
+    agent, url = start_agent(env)
+    try:
+        yield agent.pid, url
+    finally:
+        agent.kill()
+        agent.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scenario", default="eva_airline__voluntary_date_change")
@@ -59,12 +72,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "EVASITE_SQLITE_PATH": str(Path(tmp) / "db.sqlite3")}
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env, check=True)
-        agent, url = start_agent(env)
-        try:
-            marks = measure(agent.pid, url, args, env, Path(tmp) / "out")
-        finally:
-            agent.kill()
-            agent.wait()
+        with served_agent(env) as (agent_pid, url):
+            marks = measure(agent_pid, url, args, env, Path(tmp) / "out")
     report(marks)
     print(f"after: {machine_speed()}")
 
