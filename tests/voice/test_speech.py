@@ -265,8 +265,8 @@ async def test_cancelled_espeak_run_kills_its_process(tmp_path, monkeypatch):
 
 
 def test_local_synthesizers_wait_for_a_slow_sentence_before_calling_it_silent():
-    """On a busy machine a sentence can take over pipecat's 3 s: the local voices wait longer,
-    and a caller's own wait still wins."""
+    """Between two sentences of a turn the local voices wait longer than pipecat's 3 s, and a
+    caller's own wait still wins."""
     from voice.speech.espeak_tts import EspeakTTSService
     from voice.speech.hibari_tts import HibariTTSService
     from voice.speech.piper_tts import make_piper_tts
@@ -275,3 +275,50 @@ def test_local_synthesizers_wait_for_a_slow_sentence_before_calling_it_silent():
     for service in (make_piper_tts(), EspeakTTSService(), HibariTTSService()):
         assert service._stop_frame_timeout_s == LOCAL_SYNTHESIS_WAIT_S > 3.0, service
     assert make_piper_tts(stop_frame_timeout_s=1.5)._stop_frame_timeout_s == 1.5
+
+
+class _SlowVoice:
+    """A loaded Piper voice on a starved CPU: each sentence comes ``delay_s`` late."""
+
+    def __init__(self, voice, delay_s: float) -> None:
+        self._voice, self._delay_s = voice, delay_s
+        self.config = voice.config
+        self.made = bytearray()
+
+    def synthesize(self, text: str, syn_config=None):
+        for chunk in self._voice.synthesize(text, syn_config=syn_config):
+            time.sleep(self._delay_s)  # in pipecat's worker thread, as a slow synthesis would be
+            self.made += chunk.audio_int16_bytes
+            yield chunk
+
+
+async def test_a_sentence_slower_than_the_wait_keeps_its_context_and_all_its_audio(tmp_path):
+    """However long a local voice takes over a sentence (here 4 times pipecat's wait), its
+    context stays open while it works: no silent context (pipecat's "bot stopped speaking" in
+    the middle of a turn), and every sample it made is pushed, in order."""
+    from loguru import logger
+
+    from voice.speech.espeak_tts import ESPEAK_RATE, EspeakTTSService
+    from voice.speech.piper_tts import make_piper_tts
+
+    wait_s, delay_s = 0.3, 1.2
+    silent: list[str] = []
+    sink = logger.add(silent.append, level="WARNING", filter=lambda r: "completed with no audio" in r["message"])
+    try:
+        piper = make_piper_tts(stop_frame_timeout_s=wait_s)
+        piper._voice = slow = _SlowVoice(piper._voice, delay_s)
+        pcm, _ = await synthesize(piper, "I need to change my flight. The one on Friday.", slow.config.sample_rate)
+        assert len(slow.made) > 0 and pcm == bytes(slow.made)
+
+        require(shutil.which("espeak-ng") is not None, "espeak-ng is not installed (scripts/setup.sh installs it)")
+        late = tmp_path / "espeak-ng"
+        late.write_text(f'#!/bin/sh\nsleep {delay_s}\nexec "{shutil.which("espeak-ng")}" "$@"\n')
+        late.chmod(0o755)
+        line = "Change my flight, please."
+        on_time, _ = await synthesize(EspeakTTSService(stop_frame_timeout_s=wait_s), line, ESPEAK_RATE)
+        late_pcm, _ = await synthesize(EspeakTTSService(binary=str(late), stop_frame_timeout_s=wait_s), line,
+                                       ESPEAK_RATE)
+        assert len(on_time) > 0 and late_pcm == on_time  # espeak-ng renders a line the same every time
+    finally:
+        logger.remove(sink)
+    assert not silent, silent

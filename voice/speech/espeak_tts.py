@@ -10,7 +10,7 @@ from pipecat.frames.frames import ErrorFrame, Frame
 from pipecat.services.settings import TTSSettings
 from pipecat.services.tts_service import TTSService
 
-from voice.speech.synthesis_wait import with_synthesis_wait
+from voice.speech.synthesis_wait import keeps_context_open, with_synthesis_wait
 
 ESPEAK_RATE = 22050
 DEFAULT_WPM = 165
@@ -34,6 +34,7 @@ class EspeakTTSService(TTSService):
     def can_generate_metrics(self) -> bool:
         return True
 
+    @keeps_context_open
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
         try:
             proc = await asyncio.create_subprocess_exec(

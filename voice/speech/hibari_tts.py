@@ -18,7 +18,7 @@ from pipecat.frames.frames import ErrorFrame, Frame, StartFrame
 from pipecat.services.settings import TTSSettings
 from pipecat.services.tts_service import TTSService
 
-from voice.speech.synthesis_wait import with_synthesis_wait
+from voice.speech.synthesis_wait import keeps_context_open, with_synthesis_wait
 
 HIBARI_VOICE = "heart"
 HIBARI_RATE = 24000
@@ -74,6 +74,7 @@ class HibariTTSService(TTSService):
         await super().start(frame)
         await asyncio.to_thread(_loaded)  # ~0.7 s once per process, off the event loop
 
+    @keeps_context_open
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
         async def pcm() -> AsyncIterator[bytes]:
             # One sentence per worker-thread step: the first is heard before the last is made.

@@ -12,7 +12,7 @@ from typing import Any
 from pipecat.services.piper.tts import PiperTTSService
 from pipecat.services.tts_service import TTSService
 
-from voice.speech.synthesis_wait import with_synthesis_wait
+from voice.speech.synthesis_wait import keeps_context_open, with_synthesis_wait
 
 JOE_VOICE = "en_US-joe-medium"
 
@@ -78,8 +78,9 @@ class BundledPiperTTSService(PiperTTSService):
     """pipecat's PiperTTSService, with the voice model loaded once per process.
 
     Why: the built-in bots rebuild their pipeline on every connection, and loading the 60 MB
-    model takes about a second each time. Synthesis (``run_tts``) is PiperTTSService's own;
-    only the constructor's download-or-load step is replaced by the bundled, cached model.
+    model takes about a second each time. Synthesis (``run_tts``) is PiperTTSService's own, its
+    audio context kept open while it runs (``synthesis_wait``); only the constructor's
+    download-or-load step is replaced by the bundled, cached model.
     ``rate`` (1.0 = the voice's own pace) is the ``rate`` condition's speaking rate.
     """
 
@@ -99,6 +100,8 @@ class BundledPiperTTSService(PiperTTSService):
         )
         loaded = _loaded_voice(str(model_path))
         self._voice = loaded if rate == 1.0 else PacedVoice(loaded, rate)
+
+    run_tts = keeps_context_open(PiperTTSService.run_tts)
 
 
 def make_piper_tts(*, rate: float = 1.0, **kwargs) -> PiperTTSService:

@@ -1,17 +1,51 @@
-"""How long a local synthesizer may take to produce a sentence's next audio before pipecat calls
-its audio context finished.
+"""Keeping a local synthesizer's audio context open for as long as it is still synthesizing.
 
-pipecat's default (3 s) suits a streaming HTTP voice. Piper, hibari and espeak-ng compute on this
-machine's CPUs: on a busy one a long sentence can take longer than 3 s, and pipecat would then
-close the context silently ("completed with no audio"), say the bot stopped speaking in the middle
-of its turn, and reopen it when the audio comes. A context that ends normally ends at once, so a
-longer wait costs nothing on a quiet machine.
+pipecat ends an audio context whose next item does not come within ``stop_frame_timeout_s``
+(3 s by default, a streaming HTTP voice's pace): it calls the context finished ("completed with no
+audio"), says the bot stopped speaking in the middle of its turn, and reopens it when the audio
+comes. Piper, hibari and espeak-ng compute on this machine's CPUs, and on a busy one (a call
+beside others, or a test process under ``nice``) one sentence can take longer than any fixed wait.
+So while their ``run_tts`` works, the context is kept alive, however long the sentence takes; the
+longer wait still covers the gap between two sentences of a turn, when nothing is synthesizing. A
+context that ends normally ends at once, so neither costs anything on a quiet machine.
 """
 from __future__ import annotations
 
+import asyncio
+import functools
+from collections.abc import AsyncGenerator, Callable
+from typing import Any
+
 LOCAL_SYNTHESIS_WAIT_S = 10.0
+KEEPALIVES_PER_WAIT = 4
+"""How many keepalives a synthesizing context gets per ``stop_frame_timeout_s``."""
+
+RunTTS = Callable[[Any, str, str], AsyncGenerator[Any, None]]
 
 
 def with_synthesis_wait(kwargs: dict) -> dict:
     """``kwargs`` for a local ``TTSService``, with the longer wait unless the caller set one."""
     return {"stop_frame_timeout_s": LOCAL_SYNTHESIS_WAIT_S, **kwargs}
+
+
+def keeps_context_open(run_tts: RunTTS) -> RunTTS:
+    """``run_tts`` of a local TTSService, keeping its audio context alive while it runs."""
+
+    @functools.wraps(run_tts)
+    async def run(service: Any, text: str, context_id: str) -> AsyncGenerator[Any, None]:
+        keeper = asyncio.create_task(_keep_open(service, context_id))
+        try:
+            async for frame in run_tts(service, text, context_id):
+                yield frame
+        finally:
+            keeper.cancel()
+
+    return run
+
+
+async def _keep_open(service: Any, context_id: str) -> None:
+    """Restart pipecat's wait on the context until it is gone (ended, or interrupted)."""
+    every_s = service._stop_frame_timeout_s / KEEPALIVES_PER_WAIT
+    while service.audio_context_available(context_id):
+        service._refresh_audio_context(context_id)
+        await asyncio.sleep(every_s)
