@@ -12,6 +12,7 @@ context that ends normally ends at once, so neither costs anything on a quiet ma
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
@@ -35,8 +36,9 @@ def keeps_context_open(run_tts: RunTTS) -> RunTTS:
     async def run(service: Any, text: str, context_id: str) -> AsyncGenerator[Any, None]:
         keeper = asyncio.create_task(_keep_open(service, context_id))
         try:
-            async for frame in run_tts(service, text, context_id):
-                yield frame
+            async with contextlib.aclosing(run_tts(service, text, context_id)) as frames:
+                async for frame in frames:
+                    yield frame
         finally:
             keeper.cancel()
 
