@@ -46,7 +46,8 @@ def keeps_context_open(run_tts: RunTTS) -> RunTTS:
 
 
 async def _keep_open(service: Any, context_id: str) -> None:
-    """Restart pipecat's wait on the context until it is gone (ended, or interrupted)."""
+    """Restart pipecat's wait on the context until it is gone (ended, or interrupted). Relies on
+    pipecat 1.14's own keepalive, ``_refresh_audio_context``, and ``_stop_frame_timeout_s`` (pinned)."""
     every_s = service._stop_frame_timeout_s / KEEPALIVES_PER_WAIT
     while service.audio_context_available(context_id):
         service._refresh_audio_context(context_id)
