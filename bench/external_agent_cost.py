@@ -36,24 +36,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def start_agent(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
-    """The built-in agent served on a free loopback port; returns the process and its URL."""
+@contextlib.contextmanager
+def served_agent(env: dict[str, str]) -> Iterator[tuple[int, str]]:
+    """The built-in agent served on a free loopback port for the length of a ``with``: yields its
+    process id and URL, then stops it."""
     agent = subprocess.Popen([sys.executable, "manage.py", "run_bot", "--role", "agent", "--port", "0",
                               "--modality", "voice"], cwd=REPO, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, text=True)
-    line = agent.stdout.readline() if agent.stdout else ""
-    if not line.startswith("Listening on "):
-        agent.kill()
-        raise SystemExit(f"the agent bot did not start: {line!r}")
-    return agent, line.split()[2]
-
-
-@contextlib.contextmanager
-def served_agent(env: dict[str, str]) -> Iterator[tuple[int, str]]:
-    """``start_agent`` for the length of a ``with``: yields the process id and URL, then stops it."""
-    agent, url = start_agent(env)
     try:
-        yield agent.pid, url
+        line = agent.stdout.readline() if agent.stdout else ""
+        if not line.startswith("Listening on "):
+            raise SystemExit(f"the agent bot did not start: {line!r}")
+        yield agent.pid, line.split()[2]
     finally:
         agent.kill()
         agent.wait()
